@@ -369,6 +369,14 @@ def _committed(root: Path, change: Callable[[Path], None]) -> None:
     git(root, "commit", "-qm", "replaced")
 
 
+def _with_sub(repo: Path) -> Path:
+    (repo / "sub").mkdir()
+    (repo / "sub" / "f.txt").write_text("f\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "sub")
+    return repo
+
+
 REPLACED = {  # (what the draft does, what the person does): what approval says
     "the draft's file for your changed folder": (
         lambda root: _file_for_folder(root, "sub"),
@@ -400,11 +408,7 @@ def test_a_folder_and_a_file_that_replaced_each_other_are_named_with_who_did_it(
 ) -> None:
     """Before, each was refused with the generic text ("changed the same lines … or one of
     you removed or replaced a file"), and a file merge-tree set aside was named c.txt~<id>."""
-    repo = long_files
-    (repo / "sub").mkdir()
-    (repo / "sub" / "f.txt").write_text("f\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "sub")
+    repo = _with_sub(long_files)
     in_draft, in_workspace, said = REPLACED[case]
     draft = drafts.create(repo, "s1", "kinds")
     in_draft(Path(draft.root))
@@ -417,14 +421,6 @@ def test_a_folder_and_a_file_that_replaced_each_other_are_named_with_who_did_it(
     assert "~" not in str(refused.value)  # no name the person never made
     assert git(repo, "rev-parse", "main") == tip and _uncommitted(repo) == before
     assert drafts.listed() == [draft]
-
-
-def _with_sub(repo: Path) -> Path:
-    (repo / "sub").mkdir()
-    (repo / "sub" / "f.txt").write_text("f\n")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "sub")
-    return repo
 
 
 def test_a_folder_and_a_file_the_draft_replaced_land_in_a_clean_workspace(

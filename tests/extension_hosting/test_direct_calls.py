@@ -129,14 +129,35 @@ def _secret(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DIRECT_TEST_SECRET", SECRET)
 
 
-def _activities(stored: list[Event]) -> list[ActivityStarted | ActivityEnded]:
-    return [e for e in stored if isinstance(e, ActivityStarted | ActivityEnded)]
-
-
-def _of(events: list[Event], tool: str) -> list[ActivityStarted | ActivityUpdated | ActivityEnded]:
-    """The Activity events of ``tool``'s calls."""
+def _of(
+    events: list[Event], *tools: str
+) -> list[ActivityStarted | ActivityUpdated | ActivityEnded]:
+    """The Activity events of the calls of ``tools``, in their order."""
     kinds = ActivityStarted | ActivityUpdated | ActivityEnded
-    return [e for e in events if isinstance(e, kinds) and e.activity and e.activity.tool == tool]
+    return [e for e in events if isinstance(e, kinds) and e.activity and e.activity.tool in tools]
+
+
+async def _each_then_started(
+    workspace: Path, script_path: Path, tool: str
+) -> tuple[list[tuple[str, str]], list[Event]]:
+    """Sixty rounds of a direct call of ``tool``, then one of ``started`` (through the host),
+    in one block: the kinds and tools of their Activity events in the order stored, and every
+    stored event."""
+    block = f"""
+    import json
+    routes = [await direct.route() for _ in range(3)]
+    for i in range(60):
+        await direct.{tool}(i)
+        await direct.started(i)
+    print(json.dumps(routes))
+    """
+    outcome, stored = await run_blocks(workspace, script_path, block)
+    assert outcome.printed()[1:] == [True, True]  # (the first may start the worker)
+    order = [
+        (type(e).__name__, e.activity.tool)
+        for e in _of(stored, tool, "started")  # (only ``publish`` updates an Activity)
+    ]
+    return order, stored
 
 
 async def test_direct_calls_are_stored_in_the_order_they_ended(
@@ -145,21 +166,7 @@ async def test_direct_calls_are_stored_in_the_order_they_ended(
     """Each echo ends before the next call through the host starts, in the store as in the
     block: the host reads what the worker wrote before it handles the child's next frame."""
     install_extension(vis_home, "direct", EXTENSION)
-    block = """
-    import json
-    routes = [await direct.route() for _ in range(3)]
-    for i in range(60):
-        await direct.echo(i)
-        await direct.started(i)
-    print(json.dumps(routes))
-    """
-    outcome, stored = await run_blocks(workspace, script_path, block)
-    assert outcome.printed()[1:] == [True, True]  # (the first may start the worker)
-    order = [
-        (type(e).__name__, e.activity.tool)
-        for e in _activities(stored)
-        if e.activity is not None and e.activity.tool in ("echo", "started")
-    ]
+    order, stored = await _each_then_started(workspace, script_path, "echo")
     expected = [
         ("ActivityStarted", "echo"),
         ("ActivityEnded", "echo"),
@@ -178,23 +185,7 @@ async def test_a_direct_call_that_published_ends_before_the_next_call_starts(
     next call (through the host) starts; its end waited for the update's task before, so the
     next call's start could be stored first."""
     install_extension(vis_home, "direct", EXTENSION)
-    block = """
-    import json
-    routes = [await direct.route() for _ in range(3)]
-    for i in range(60):
-        await direct.publishes(i)
-        await direct.started(i)
-    print(json.dumps(routes))
-    """
-    outcome, stored = await run_blocks(workspace, script_path, block)
-    assert outcome.printed()[1:] == [True, True]  # (the first may start the worker)
-    order = [
-        (type(e).__name__, e.activity.tool)
-        for e in stored
-        if isinstance(e, ActivityStarted | ActivityUpdated | ActivityEnded)
-        and e.activity is not None
-        and e.activity.tool in ("publishes", "started")
-    ]
+    order, _ = await _each_then_started(workspace, script_path, "publishes")
     expected = [
         ("ActivityStarted", "publishes"),
         ("ActivityUpdated", "publishes"),

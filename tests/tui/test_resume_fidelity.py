@@ -35,7 +35,7 @@ async def test_a_turn_looks_the_same_live_and_after_resume(workspace: Path, tmp_
             {"text": "I'll look **first**.", "code": "await ls('.')\nawait shell('true')"},
             {
                 "text": "Now the failing part.",
-                "code": "await shell('false')\nraise ValueError('bad input')",
+                "code": "await shell('false')\nraise ValueError('bad input" + " long" * 30 + "')",
             },
             {"text": "All **done**: one command failed."},
             {"text": "partial " * 300, "chunk": 5, "delay_ms": 20},
@@ -59,7 +59,9 @@ async def test_a_turn_looks_the_same_live_and_after_resume(workspace: Path, tmp_
         live = await settled(pilot, lambda: _lines(app))
         session_id = app.session.id
     resumed = await seen_after_resume(workspace, session_id, _lines, from_top=True)
-    assert any(line.strip() == "ValueError: bad input" for line in live)  # on its block row
+    # on its block row, a line each (wider than the screen: cut, as the code lines are)
+    assert any(line.strip().startswith("ValueError: bad input long") for line in live)
+    assert [line[-1] for line in live if "ValueError" in line] == ["…"] * 2
     assert any("partial partial" in line for line in resumed)
     assert resumed == live
 

@@ -219,7 +219,8 @@ class StoredTurnView(Widget, can_focus=True):
                 if part.block is None or not part.shown:
                     continue
                 content = block_content(part.block, frozen=is_frozen(painter))
-                strips = strips_of(visualize(painter, content), width, style)
+                cut = [line.truncate(width, ellipsis=True) for line in content.split("\n")]
+                strips = strips_of(Content("\n").join(cut), width, style)  # as BlockRow
                 ids = [f"{BLOCK_HIT}{part.block.iteration_id}"] * len(strips)
                 parts.append((strips, 0, 0, ids))
             elif part.kind in (PartKind.NOTE, PartKind.FOLD):

@@ -98,12 +98,12 @@ class VisApp(App[int]):
         self._open_core = open_core
         self.core: Frontend | None = None  # the core, once open (after the first frame)
         self.session: Session | None = None
-        self.main = MainScreen(options.workspace, answer_pacing)
+        self.collector = IdleCollector()
+        self.main = MainScreen(options.workspace, answer_pacing, self.collector.touch)
         self.ready = asyncio.Event()  # the session is open and shown
         self.painted = asyncio.Event()  # the transcript shows the session's newest turns
         self._facts: asyncio.Future[WelcomeFacts] | None = None  # for the welcome header
         self._welcome_probe = welcome
-        self.collector = IdleCollector()
         self._command_actions: (
             dict[CommandAction, Callable[[CommandResult], Awaitable[None]]] | None
         ) = None

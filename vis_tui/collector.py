@@ -1,4 +1,5 @@
-"""Garbage collection on the person's time: full collections wait for a pause in their input.
+"""Garbage collection on the person's time: full collections wait for a pause in their input
+and in the answer streaming in.
 
 A full collection of a long session's widgets takes tens of milliseconds. Python runs one
 whenever enough objects have survived, which is often in the middle of a key press (PageUp
@@ -38,7 +39,7 @@ class IdleCollector:
         self._active = True
 
     def touch(self) -> None:
-        """Input arrived: the person is waiting on the app."""
+        """Input or answer text arrived: the person is waiting on the app or watching it."""
         self.last_input = time.monotonic()
 
     def tick(self) -> bool:

@@ -5,11 +5,16 @@ from __future__ import annotations
 import gc
 import time
 import weakref
+from pathlib import Path
 
 import pytest
+from pilot_keys import type_keys
 
 from vis_tui import collector
 from vis_tui.collector import IdleCollector
+from vis_tui.widgets.answer import AnswerView
+
+from .support import started, until, vis_app, write_script
 
 
 class Node:
@@ -53,3 +58,19 @@ def test_a_full_collection_waits_for_a_pause_in_input() -> None:
         idle.close()
     assert gc.get_threshold() == thresholds
     assert gc.get_freeze_count() == 0
+
+
+async def test_answer_text_streaming_in_holds_the_full_collection_back_as_typing_does(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A person watching an answer arrive is waiting on the app as much as one typing: the
+    collection it would pause the drawing for waits until the stream pauses too."""
+    script = write_script(tmp_path, [{"text": "word " * 400, "chunk": 5, "delay_ms": 10}])
+    app = vis_app(workspace, script)
+    async with app.run_test() as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"hello", "enter")
+        typed = app.collector.last_input
+        await until(pilot, lambda: any("word word" in a.text for a in app.main.query(AnswerView)))
+        await until(pilot, lambda: app.collector.last_input > typed)  # no key since: the stream
+        await pilot.press("escape")

@@ -47,6 +47,8 @@ from vis_tui.widgets.status import StatusBar
 from vis_tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from vis_core.events import Event, TurnEnded
     from vis_core.frontend import Frontend, PromptToSend, Session, WelcomeFacts
     from vis_core.model.images import PersonImage
@@ -150,9 +152,16 @@ class MainScreen(Screen[None]):
             widget.focused_going_back = True
         return widget
 
-    def __init__(self, workspace: Any, answer_pacing: AnswerPacing = DEFAULT_PACING) -> None:
+    def __init__(
+        self,
+        workspace: Any,
+        answer_pacing: AnswerPacing = DEFAULT_PACING,
+        streaming: Callable[[], None] | None = None,
+    ) -> None:
+        """``streaming``: called as answer text arrives (the app's collections wait for it)."""
         super().__init__()
         self.workspace = workspace
+        self._streaming = streaming
         self.context = BlockContext(
             workspace=workspace,
             attachments=self.attachment_file,
@@ -344,6 +353,8 @@ class MainScreen(Screen[None]):
 
         waiting = self._waiting_delta
         if isinstance(event, AssistantDelta):
+            if self._streaming is not None:
+                self._streaming()
             if (
                 waiting is not None
                 and not waiting.taken

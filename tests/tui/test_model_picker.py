@@ -129,7 +129,8 @@ async def test_login_saves_the_key_as_a_secret_and_the_app_works_without_restart
         await type_keys(pilot, *"openai/gpt-5-mini", "enter")
         await until(pilot, lambda: app.session.model.label == "openai/gpt-5-mini")
         await until(pilot, lambda: app.main.status_bar.model == "openai/gpt-5-mini")
-        assert not app.main.transcript.query(".no-model")
+        # the note's removal is awaited after the status bar shows the model (a later message)
+        await until(pilot, lambda: not app.main.transcript.query(".no-model"))
         await _answered(app, pilot, "hello")
         assert app.main.transcript.last_answer == "logged in and answering"
     request = server.requests[-1]

@@ -20,6 +20,7 @@ SLOWEST = Path(__file__).with_name("slowest.txt")
 WORKERS_PER_CORE = 2  # a third of a worker's time is spent waiting on its processes
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: `-p no:xdist` runs without it
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """``-n auto``: two workers per usable core, so that one worker's test runs while the
     other's waits on a process, a server or a timeout (one per core left the cores idle a

@@ -41,6 +41,7 @@ class SessionTools:
         self._contract = contract
         self._lock = threading.Lock()  # worker threads look tools up while the loop reloads
         self._built: ToolSet | None = None
+        self._resets = 0  # a set built across a reset is not kept: it may be the old one
         self._entries: list[tuple[str, ToolEntry]] | None = None
         self._hidden: frozenset[str] = frozenset()
         self._narrowed: dict[frozenset[str], ToolRegistry] = {}
@@ -50,6 +51,7 @@ class SessionTools:
         with self._lock:
             self._built, self._entries = None, None
             self._narrowed.clear()
+            self._resets += 1
 
     def narrow(self, inactive: frozenset[str]) -> None:
         """The tools of the coming request: those of the extensions ``inactive`` (owner
@@ -57,10 +59,13 @@ class SessionTools:
         self._hidden = inactive
 
     def _tool_set(self) -> ToolSet:
-        built = self._built
+        with self._lock:
+            built, resets = self._built, self._resets
         if built is None:
             built = self._build(self)  # outside the lock: building may look tools up
             with self._lock:
+                if self._resets != resets:  # reset meanwhile: this caller's, not kept
+                    return built
                 if self._built is None:
                     self._built = built
                 built = self._built

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from vis_core.sandbox import Sandbox, ToolEntry
+from vis_core.system.loops import running_loop
 
 from .conftest import HostTools, MakeSandbox
 
@@ -191,6 +192,25 @@ async def test_tool_list_is_refreshed_before_each_block(
     second = await box.run("print(git.log.__doc__)\nprint('echo' in dir())")
     assert second.error is None, second.error
     assert second.stdout == "Show commits.\nFalse\n"
+
+
+async def test_the_tool_list_is_made_off_the_loop(
+    make_sandbox: MakeSandbox, host_tools: HostTools
+) -> None:
+    """A session's first tool list renders every tool's contract and imports what renders
+    them (0.1-0.3 s): on the loop, the first block froze keys and drawing. The child's start
+    and each block ask for it in a thread."""
+    asked_on_loop: list[bool] = []
+
+    def tools() -> list[ToolEntry]:
+        asked_on_loop.append(running_loop() is not None)
+        return host_tools.entries
+
+    box = make_sandbox(tools=tools)
+    for n in (1, 2):
+        result = await box.run(f"print(await echo({n}))")
+        assert result.error is None, result.error
+    assert asked_on_loop == [False, False, False]  # the start's, then one before each block
 
 
 async def test_user_names_win_over_new_tools(make_sandbox: MakeSandbox) -> None:

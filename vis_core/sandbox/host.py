@@ -650,7 +650,8 @@ class Sandbox:
         self._spawn(self._read_output(stderr))
         snapshot = self._snapshot_load() if self._snapshot_load is not None else self._last_snapshot
         metadata = await asyncio.to_thread(build_metadata)
-        tools = self._tool_list()
+        # the first list renders every tool's contract (and imports what does it): in a thread
+        tools = await asyncio.to_thread(self._tool_list)
         self._sent_tools = tools
         await self._send(
             Init(
@@ -736,7 +737,7 @@ class Sandbox:
         message = Run(block, safe_text(code))
         if globals and isinstance(globals, Mapping):
             message.globals = encode(dict(globals))
-        tools = self._tool_list()
+        tools = await asyncio.to_thread(self._tool_list)  # built again after a reload
         if tools != self._sent_tools:
             message.tools = tools
             self._sent_tools = tools

@@ -14,8 +14,12 @@ async def test_globals_are_awaited_once_the_child_runs(sandbox: Sandbox) -> None
     child_ran: list[bool] = []
 
     async def build() -> dict[str, Any]:
-        proc = sandbox._proc
-        child_ran.append(proc is not None and proc.returncode is None)
+        # the child starts (in a thread) while this runs: a start that waited for the
+        # globals would never come
+        async with asyncio.timeout(30):
+            while sandbox._proc is None:
+                await asyncio.sleep(0.01)
+        child_ran.append(sandbox._proc.returncode is None)
         return {"session": {"id": "s1"}}
 
     result = await sandbox.run("print(session['id'])", globals=asyncio.ensure_future(build()))

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from vis_core.sandbox import Sandbox
-from vis_core.system.jail import jail_argv
+from vis_core.system.jail import jail_argv, refuse_hard_links
 from vis_core.system.jail_check import JailUnavailable, jail_problem
+from vis_core.system.process import ChildProcess
 
 from .conftest import HostTools, MakeSandbox
 
@@ -90,6 +93,42 @@ async def test_jailed_sandbox_refuses_to_run_unconfined(
     assert "apt-get install bubblewrap" in result.error
     assert not marker.exists()
     assert box._proc is None
+
+
+async def test_the_jail_is_set_up_and_its_child_started_off_the_loop(
+    make_sandbox: MakeSandbox, workspace: Path
+) -> None:
+    """The jail's set-up checks up to 2,000 protected files for a second name, and the start
+    waits for the fork: on the loop, the first block froze keys and drawing (~0.2 s). Both run
+    in a thread, the check still before anything starts: a hard link refuses the block."""
+    problem = _bwrap_problem()
+    if problem is not None:
+        pytest.skip(problem)
+    (workspace / ".vis").mkdir()
+    protected = workspace / ".vis" / "x.toml"
+    protected.write_text("")
+    os.link(protected, workspace / "notes.txt")
+    watched = {refuse_hard_links.__code__, ChildProcess.__init__.__code__}
+    on_loop: list[str] = []
+
+    def profile(frame: object, event: str, arg: object) -> None:
+        code = getattr(frame, "f_code", None)
+        if event == "call" and code in watched:
+            on_loop.append(getattr(code, "co_name", ""))
+
+    box = make_sandbox(jail=True)
+    sys.setprofile(profile)  # this thread's calls: the loop's
+    try:
+        refused = await box.run("print('ran')")
+        (workspace / "notes.txt").unlink()
+        ran = await box.run("print('ran')")
+    finally:
+        sys.setprofile(None)
+    assert refused.error is not None and f"{protected} has another name" in refused.error
+    assert refused.stdout == ""
+    assert ran.error is None, ran.error
+    assert ran.stdout == "ran\n"
+    assert on_loop == []
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import functools
 import os
 import signal
 import sys
@@ -557,8 +558,11 @@ class Sandbox:
     def _alive(self) -> bool:
         return self._proc is not None and self._proc.returncode is None and self._pid is not None
 
-    def _jailed(self, argv: list[str]) -> list[str]:
-        """The child's command in its jail (``JailUnavailable`` when there is none)."""
+    def _jail(self) -> Callable[[list[str]], list[str]]:
+        """The jail of the next child as the sandbox is now (what it shows is set here): a
+        function that wraps the child's command in it, checking the workspace's protected
+        files as it does (``JailUnavailable`` when there is no jail), in the thread that starts
+        the child."""
         # Vis's packages, not VIS_ROOT: run from its source, that is the whole checkout (its
         # .env, the tokens in its .git/config)
         runtime = {*vis_runtime(), VIS_ROOT / "vis_core", Path(self.python).resolve().parent.parent}
@@ -570,17 +574,20 @@ class Sandbox:
         self._slot_shown = self._draft_slot() if self._draft_slot is not None else None
         if self._slot_shown is not None:  # empty and read-only until a draft is made in it
             shown.append(self._slot_shown)
-        jailed = jail_argv(
-            argv,
-            self.workspace,
-            read_only=sorted({*runtime, *self.read_paths}),
-            project_root=self.project_root,
-            shown_in_vis=shown,
-            home_writable=self.home_writable,
-            workspace_read_only=self.read_only and self.jail,
-            network_folder=self._network_folder,
-        )
-        return cap_tmpfs(jailed, self.limits.memory_bytes if self.limits else 0)
+        workspace, memory = self.workspace, self.limits.memory_bytes if self.limits else 0
+        options: dict[str, Any] = {
+            "read_only": sorted({*runtime, *self.read_paths}),
+            "project_root": self.project_root,
+            "shown_in_vis": shown,
+            "home_writable": self.home_writable,
+            "workspace_read_only": self.read_only and self.jail,
+            "network_folder": self._network_folder,
+        }
+
+        def jailed(argv: list[str]) -> list[str]:
+            return cap_tmpfs(jail_argv(argv, workspace, **options), memory)
+
+        return jailed
 
     async def _start(self) -> str | None:
         import msgspec
@@ -615,28 +622,41 @@ class Sandbox:
         # -I: nothing of the working folder or PYTHON* variables (the project's values stay in
         # the environment, for what the block starts); -u: as PYTHONUNBUFFERED did before -I.
         # The jail raises JailUnavailable before anything starts; the keeper ends every
-        # process of the block with the child, and when Vis ends.
+        # process of the block with the child, and when Vis ends. The jail's set-up (up to
+        # 2,000 files checked for hard links) and the fork run in a thread.
+        child = functools.partial(
+            ChildProcess,
+            _CHILD,
+            env=env,
+            cwd=self.workspace,
+            python=self.python,
+            flags=("-u",),
+            jail=self._jail() if self.jail else None,
+            keeper="sandbox",
+            limits=self.limits,
+            drain=False,
+            pass_fds=() if control is None else (control_fd,),
+        )
+        starting = asyncio.ensure_future(asyncio.to_thread(child))
+        cancelled: asyncio.CancelledError | None = None
         try:
-            proc = ChildProcess(
-                _CHILD,
-                env=env,
-                cwd=self.workspace,
-                python=self.python,
-                flags=("-u",),
-                jail=self._jailed if self.jail else None,
-                keeper="sandbox",
-                limits=self.limits,
-                drain=False,
-                pass_fds=() if control is None else (control_fd,),
-            )
-        except BaseException:
+            await asyncio.shield(starting)
+        except asyncio.CancelledError as exc:  # the child starts all the same: it is kept
+            cancelled = exc  # below, as this sandbox's, for its close to end
+            await asyncio.wait([starting])
+        if starting.cancelled() or starting.exception() is not None:
             if control is not None:
                 control.close()
-            raise
+            if cancelled is not None:
+                raise cancelled
+            starting.result()  # what the start raised
+        proc = starting.result()
         if control is not None:
             control.spawned()
         self._control = control
         self._proc = proc
+        if cancelled is not None:
+            raise cancelled
         self._ready = loop.create_future()
         if self._calls is None:
             call_tool, call_handle = self._callers

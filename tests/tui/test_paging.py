@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
+from typing import Any
 
+import pytest
+from textual.widget import Widget
+
+from vis_tui.widgets.stored_turn import StoredTurnView
 from vis_tui.widgets.transcript import Transcript
 
 from .support import started, store_session, until, vis_app
@@ -51,6 +57,35 @@ async def test_paging_keeps_at_most_max_turns_mounted_and_brings_them_back(
         await pilot.press("ctrl+end")
         await until(pilot, lambda: _positions(transcript) == list(range(51, 71)))
         assert not transcript.has_newer and transcript.has_older
+
+
+async def test_a_resumed_page_is_drawn_a_turn_at_a_time_before_it_shows(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--resume drew the newest page's stored turns in the layout that mounted them: all in
+    one step of the loop, each twice (before the scrollbar showed, and after), while keys and
+    frames waited (0.15-0.65 s). Each is drawn once now, the newest first, in a step of the
+    loop of its own, and that layout uses those lines."""
+    session_id = _store_session(workspace, 30)
+    drawn: list[tuple[int, bool]] = []  # each turn drawn, and whether the loop ran before it
+    looped = [True]
+    draw = StoredTurnView._draw
+
+    def watched(view: StoredTurnView, width: int, painter: Widget) -> Any:
+        drawn.append((view.position, looped[0]))
+        looped[0] = False
+        asyncio.get_running_loop().call_soon(looped.__setitem__, 0, True)
+        return draw(view, width, painter)
+
+    monkeypatch.setattr(StoredTurnView, "_draw", watched)
+    app = vis_app(workspace, resume=session_id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        transcript = app.main.transcript
+        assert _positions(transcript) == list(range(11, 31))
+        assert transcript.max_scroll_y > 0 and transcript.scroll_y == transcript.max_scroll_y
+    assert [position for position, _ in drawn] == list(range(30, 10, -1))
+    assert all(ran for _, ran in drawn)
 
 
 def _shown(transcript: Transcript) -> list[str]:

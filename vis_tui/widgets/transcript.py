@@ -339,10 +339,41 @@ class Transcript(SteadyScroll, can_focus=False):
                 ]
             )
         if page.turns:
-            await self.mount_all([self._stored_view(turn) for turn in page.turns])
+            await self._mount_drawn([self._stored_view(turn) for turn in page.turns])
             self._oldest_position = page.turns[0].position
         self._store_has_older = self.has_older = page.has_older
         self.scroll_end(animate=False, immediate=False)
+
+    async def _mount_drawn(self, views: list[StoredTurnView | TurnView]) -> None:
+        """Mount a session's newest page with its stored turns' lines drawn first, one turn
+        per step of the loop (the newest first): keys and frames go on meanwhile, and the
+        layout that shows them only places them. Drawn by that layout, they froze the app
+        for as long as all of them took, twice: before the scrollbar showed, and after."""
+        from vis_tui.widgets.stored_turn import StoredTurnView
+
+        for view in views:
+            view.display = False  # styled, for the lines drawn ahead, but not placed yet
+        await self.mount_all(views)
+        stored = [view for view in views if isinstance(view, StoredTurnView)]
+        # their width once they fill the window: beside the scrollbar
+        bar = 0 if self.show_vertical_scrollbar else self.styles.scrollbar_size_vertical
+        spare = stored[0].styles.gutter.width + stored[0].styles.margin.width if stored else 0
+        width = self.scrollable_content_region.width - bar - spare
+        if stored and width > 0:
+            painter, generation, height = stored[-1], self._generation, 0
+            self._loading = True  # no paging meanwhile
+            try:
+                for view in reversed(stored):
+                    height += view.height_at(width, painter) + view.styles.margin.bottom
+                    await asyncio.sleep(0)  # keys and frames between two turns
+                    if generation != self._generation:
+                        return  # cleared meanwhile (another session shown)
+            finally:
+                self._loading = False
+            if bar and height > self.container_size.height:
+                self.show_vertical_scrollbar = True  # the layout places them at that width
+        for view in views:
+            view.display = True
 
     def _older_page(self) -> list[StoredTurn]:
         if self._above:

@@ -58,9 +58,14 @@ _DRAWN_LATER = ("vis_tui.widgets.answer_markdown", "vis_tui.widgets.system_messa
 _STORED_DRAWN_WITH = (*_DRAWN_LATER, "vis_tui.widgets.stored_turn")
 
 
-def _import_all(names: tuple[str, ...]) -> None:
+def _prepare_drawing(names: tuple[str, ...]) -> None:
+    """Import ``names``, and have Pygments build its Python lexer's patterns (~0.1 s at its
+    first use, which a block's row otherwise makes on the loop)."""
     for name in names:
         importlib.import_module(name)
+    from textual.highlight import highlight
+
+    highlight("pass", language="python")
 
 
 def _help_screen() -> Screen[Any]:
@@ -229,7 +234,7 @@ class VisApp(App[int]):
         self.main.show_welcome(facts.result())
 
     def _load_drawn_later(self) -> None:
-        self.run_worker(asyncio.to_thread(_import_all, _DRAWN_LATER), group="start")
+        self.run_worker(asyncio.to_thread(_prepare_drawing, _DRAWN_LATER), group="start")
         if self.session is not None:  # the provider's SDK: else the first request waits for it
             self.session.model.prepare()
 
@@ -242,7 +247,7 @@ class VisApp(App[int]):
         if self.resume or self.continue_:
             # what stored turns are drawn with (markdown-it, Pygments: a second and more of
             # CPU), imported on the loop by the first stored answer's layout otherwise
-            await asyncio.to_thread(_import_all, _STORED_DRAWN_WITH)
+            await asyncio.to_thread(_prepare_drawing, _STORED_DRAWN_WITH)
         if self.resume:
             try:
                 stored = core.stored_session_id(self.resume)

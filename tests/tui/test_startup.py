@@ -190,3 +190,45 @@ def test_the_forms_screen_is_imported_off_the_loop_as_the_app_starts(
     lines = done.stdout.splitlines()
     assert "vis_tui.screens.form imported off the loop" in lines, done.stderr[-2000:]
     assert "vis_tui.widgets.form imported off the loop" in lines, done.stdout
+
+
+LEXER = """
+import asyncio, sys, threading
+from pathlib import Path
+
+import pygments.lexer
+
+build = pygments.lexer.RegexLexerMeta.process_tokendef
+built = []
+
+def watched(cls, name, tokendefs=None):
+    if cls.__name__ == "PythonLexer" and not built:
+        built.append(threading.current_thread() is threading.main_thread())
+    return build(cls, name, tokendefs)
+
+pygments.lexer.RegexLexerMeta.process_tokendef = watched
+from vis_core.host import HostOptions
+from vis_tui.app import VisApp
+
+async def main():
+    app = VisApp(HostOptions(workspace=Path(sys.argv[1])), frozen=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await asyncio.wait_for(app.ready.wait(), 60)
+        for _ in range(3000):
+            if built:
+                break
+            await pilot.pause(0.02)
+        print("not built" if not built else "on the loop" if built[0] else "off the loop")
+
+asyncio.run(main())
+"""
+
+
+def test_pygments_python_lexer_is_built_off_the_loop_as_the_app_starts(
+    workspace: Path, vis_home: Path
+) -> None:
+    """Pygments builds its Python lexer's patterns at its first use (~0.1-0.2 s of CPU):
+    the first block's row did, on the loop. The app builds it in a thread once the session
+    is shown (a process of its own)."""
+    done = fresh_python(LEXER, str(workspace), vis_home=vis_home)
+    assert done.stdout.strip() == "off the loop", done.stderr[-2000:]

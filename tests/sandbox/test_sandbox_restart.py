@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 from vis_core.sandbox import Sandbox
+from vis_core.system.loops import running_loop
 
 from .conftest import HostTools, MakeSandbox
 
@@ -134,6 +135,30 @@ async def test_a_new_sandbox_resumes_from_the_saved_snapshot(make_sandbox: MakeS
     assert "greet(name)  [restored]" in result.stdout
     assert result.restarted is not None
     assert result.restarted.startswith("A new sandbox process started; variables were restored")
+
+
+async def test_the_snapshot_is_saved_and_loaded_off_the_loop(make_sandbox: MakeSandbox) -> None:
+    """A snapshot is up to 64 MB of pickles written to and read from the store as JSON:
+    after a block, and at a child's start, that froze keys and drawing on the loop."""
+    store: dict[str, Any] = {}
+    on_loop: list[str] = []
+
+    def save(data: dict[str, Any]) -> None:
+        on_loop.extend(["save"] if running_loop() is not None else [])
+        store["snap"] = data
+
+    def load() -> dict[str, Any] | None:
+        on_loop.extend(["load"] if running_loop() is not None else [])
+        return store.get("snap")
+
+    first = make_sandbox(snapshot_save=save, snapshot_load=load)
+    await first.run("kept = 7")
+    await first.close()
+    assert "kept" in store["snap"]["variables"]
+    second = make_sandbox(snapshot_load=load)
+    result = await second.run("print(kept)")
+    assert result.stdout == "7\n", result.error
+    assert on_loop == []
 
 
 async def test_snapshot_is_saved_only_when_it_changes(make_sandbox: MakeSandbox) -> None:

@@ -668,7 +668,9 @@ class Sandbox:
         )
         self._stdin, _, stderr = await proc.streams()
         self._spawn(self._read_output(stderr))
-        snapshot = self._snapshot_load() if self._snapshot_load is not None else self._last_snapshot
+        snapshot = self._last_snapshot
+        if self._snapshot_load is not None:  # the store's (up to 64 MB of JSON): in a thread
+            snapshot = await asyncio.to_thread(self._snapshot_load)
         metadata = await asyncio.to_thread(build_metadata)
         # the first list renders every tool's contract (and imports what does it): in a thread
         tools = await asyncio.to_thread(self._tool_list)
@@ -810,7 +812,7 @@ class Sandbox:
             self._last_snapshot = snapshot
             if self._snapshot_save is not None:
                 try:
-                    self._snapshot_save(snapshot)
+                    await asyncio.to_thread(self._snapshot_save, snapshot)  # to the store
                 except Exception as exc:  # the block's result must not be lost
                     note = (
                         f"[vis: saving helpers and variables failed: {type(exc).__name__}: {exc}]"

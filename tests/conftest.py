@@ -80,6 +80,14 @@ def _rewrite_test_modules(config: pytest.Config) -> None:
                     write(state, code, stat, cached)
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The warm parent of the test servers (``warm_servers.py``) ends with the tests that used
+    it, once the worker's session fixtures (its HTTP test server) have stopped theirs."""
+    import warm_servers
+
+    warm_servers.stop()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The slowest tests (``tests/slowest.txt``, slowest first) run first; the rest keep their
     order. xdist hands tests out in this order, so the run does not end with one worker

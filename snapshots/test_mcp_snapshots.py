@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from textual.app import App
 from textual.pilot import Pilot
+from warm_servers import command
 
 from vis_core.frontend.panels import McpPanel
 from vis_core.host import Host, HostOptions
@@ -29,8 +29,9 @@ class McpSnapshotApp(App[None]):
         self.ready = asyncio.Event()
 
     async def on_mount(self) -> None:
+        program, *args = command(SERVER, "stdio")  # started warm
         servers = {
-            "fixture": {"command": sys.executable, "args": [str(SERVER), "stdio"]},
+            "fixture": {"command": program, "args": args},
             "notes": {"command": "sh", "args": ["-c", "exit 0"], "exposure": "direct"},
             "broken": {"command": "sh", "args": ["-c", "echo 'API_URL is not set' >&2; exit 4"]},
             "paused": {"command": "unused", "enabled": False},

@@ -4,15 +4,18 @@ in tests/conftest.py)."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
+
+from warm_servers import command
 
 SERVER = Path(__file__).with_name("server_app.py")
 
 
 def stdio_entry(**extra: Any) -> dict[str, Any]:
-    return {"command": sys.executable, "args": [str(SERVER), "stdio"], **extra}
+    """An entry for the test server over stdio, started warm (``tests/warm_servers.py``)."""
+    program, *args = command(SERVER, "stdio")
+    return {"command": program, "args": args, **extra}
 
 
 def http_entry(base: str, **extra: Any) -> dict[str, Any]:

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import stat
 import sys
 from pathlib import Path
 
 import pytest
+from warm_servers import command as warm
 
 from vis_core.mcp.client import State
 from vis_core.mcp.config import load_config
@@ -49,10 +51,10 @@ async def connect(workspace: Path, servers: dict, *, trusted: bool = False) -> M
 
 
 def real_server_bin(folder: Path) -> Path:
-    """A folder holding ``fixture-mcp``: the real test server, started by a bare name."""
+    """A folder holding ``fixture-mcp``: the real test server (started warm), by a bare name."""
     folder.mkdir()
     command = folder / "fixture-mcp"
-    command.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{SERVER}" stdio\n')
+    command.write_text(f"#!/bin/sh\nexec {shlex.join(warm(SERVER, 'stdio'))}\n")
     command.chmod(0o755)
     return folder
 

@@ -173,7 +173,10 @@ async def test_doc_of_a_server_and_apropos_by_its_description(
 
 
 async def test_a_wrapper_scripts_background_child_ends_with_the_server(tmp_path: Path) -> None:
+    import shlex
+
     from processes import alive
+    from warm_servers import command
 
     from vis_core.mcp.client import ServerConnection, State
     from vis_core.mcp.config import Source, parse_entry
@@ -184,7 +187,7 @@ async def test_a_wrapper_scripts_background_child_ends_with_the_server(tmp_path:
     script = tmp_path / "wrapper.sh"  # a launcher that leaves a helper running, then execs
     script.write_text(
         f'#!/bin/sh\nsleep 300 &\necho $! > "{tmp_path}/helper.pid"\n'
-        f'exec "{sys.executable}" "{SERVER}" stdio\n'
+        f"exec {shlex.join(command(SERVER, 'stdio'))}\n"
     )
     script.chmod(0o755)
     config = parse_entry(

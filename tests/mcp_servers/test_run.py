@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from warm_servers import command
 
 from .conftest import http_entry, stdio_entry, write_config
 
@@ -213,10 +214,9 @@ def test_the_mcp_chapter_through_vis_run(vis_home: Path, workspace: Path, http_s
 
 
 EXTENSION = '''
-import sys
 import vis_core.extension as vis
 
-SERVER = {server!r}
+PROGRAM, *ARGS = {command!r}
 
 def add_late() -> str:
     """Register the late server."""
@@ -229,7 +229,7 @@ vis.register_extension(vis.Extension(
     alias="servers",
     symbols=[vis.Symbol(add_late)],
     mcp_servers=[
-        vis.mcp_server("declared", {{"command": sys.executable, "args": [SERVER, "stdio"]}}),
+        vis.mcp_server("declared", {{"command": PROGRAM, "args": ARGS}}),
         vis.mcp_server("shadowed", {{"command": "never-run"}}),
     ],
 ))
@@ -246,7 +246,7 @@ async def test_extensions_add_servers_and_a_file_entry_wins(
     (vis_home / "extensions").mkdir()
     url = http_entry(http_server)["url"]
     (vis_home / "extensions" / "servers.py").write_text(
-        textwrap.dedent(EXTENSION.format(server=str(SERVER), url=url))
+        textwrap.dedent(EXTENSION.format(command=command(SERVER, "stdio"), url=url))
     )
     write_config(vis_home / "mcp.json", {"shadowed": http_entry(http_server)})
     script = [
@@ -267,14 +267,13 @@ async def test_extensions_add_servers_and_a_file_entry_wins(
 
 
 LATE_ONLY = '''
-import sys
 import vis_core.extension as vis
 
-SERVER = {server!r}
+PROGRAM, *ARGS = {command!r}
 
 def add_late() -> str:
     """Register the late server."""
-    vis.mcp_server("late", {{"command": sys.executable, "args": [SERVER, "stdio"]}})
+    vis.mcp_server("late", {{"command": PROGRAM, "args": ARGS}})
     return "registered"
 
 vis.register_extension(vis.Extension(
@@ -295,7 +294,7 @@ async def test_a_server_registered_at_run_time_works_without_any_config(
 
     (vis_home / "extensions").mkdir()
     (vis_home / "extensions" / "servers.py").write_text(
-        textwrap.dedent(LATE_ONLY.format(server=str(SERVER)))
+        textwrap.dedent(LATE_ONLY.format(command=command(SERVER, "stdio")))
     )
     script = [
         {"code": "print(await servers.add_late())"},

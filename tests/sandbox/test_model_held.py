@@ -8,7 +8,6 @@ import asyncio
 import contextlib
 import json
 import os
-import sys
 import textwrap
 import threading
 from collections.abc import AsyncIterator
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from warm_servers import command
 
 from vis_core.host import Host, HostOptions
 from vis_core.system.quiet import model_stopped
@@ -100,7 +100,9 @@ async def test_only_the_models_processes_are_held(
 ) -> None:
     (vis_home / "extensions").mkdir()
     (vis_home / "extensions" / "pinger.py").write_text(textwrap.dedent(PINGER))
-    server = {"command": sys.executable, "args": [str(SERVER), "stdio"]}
+    program, *args = command(SERVER, "stdio")
+    pidfile = tmp_path / "server.pid"  # the server's own process, below the launcher's
+    server = {"command": program, "args": args, "env": {"PIDFILE": str(pidfile)}}
     (vis_home / "mcp.json").write_text(json.dumps({"mcpServers": {"fixture": server}}))
     script = tmp_path / "script.yaml"
     script.write_text(yaml.safe_dump([{"code": BLOCK}, {"text": "Done."}]))
@@ -120,9 +122,11 @@ async def test_only_the_models_processes_are_held(
             assert any("while :" in line for _, line in jailed.values()), below
             assert len(jailed) >= 2, below
             assert below[worker][0] != "T", below[worker]
-            # its MCP server (and any an earlier test of this process still closes)
+            # its MCP server (and any an earlier test of this process still closes), started
+            # warm: its launcher, and the server's own process (forked from the warm parent)
             servers = [state for state, _, line in below.values() if str(SERVER) in line]
             assert servers and "T" not in servers, below
+            assert below[int(pidfile.read_text())][0] != "T", below
             assert (await host.commands.run(session, "/ping")).title == pong  # it answers
     finally:
         await host.close()

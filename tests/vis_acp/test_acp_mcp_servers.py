@@ -3,7 +3,6 @@ fails alone and is named."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from acp.schema import (
 )
 from acp_client import EditorClient, vis_acp
 from cli_support import script
+from warm_servers import command
 from web_server import web_server
 
 SERVER = Path(__file__).with_name("editor_mcp_server.py")
@@ -44,11 +44,12 @@ async def test_editor_servers_join_the_session_and_a_bad_one_fails_alone(
 ):
     http, sse = web_servers
     monkeypatch.setenv("OPENAI_API_KEY", "sk-vis-own-secret-0123456789")  # Vis's, not theirs
+    program, *args = command(SERVER, "stdio")
     servers = [
         McpServerStdio(
             name="local",
-            command=sys.executable,
-            args=[str(SERVER), "stdio"],
+            command=program,
+            args=args,
             env=[
                 EnvVariable(name="EDITOR_TOKEN", value="editor-secret-value-42"),
                 EnvVariable(name="EDITOR_NOTE", value="${OPENAI_API_KEY}"),

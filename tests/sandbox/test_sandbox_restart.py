@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import threading
 from typing import Any
 
 from vis_core.sandbox import Sandbox
@@ -259,3 +261,31 @@ async def test_a_busy_child_is_not_stopped_for_idleness(make_sandbox: MakeSandbo
     await box.run("pass")
     result = await box.run("import time\ntime.sleep(0.6)\nprint('still here')")
     assert result.stdout == "still here\n" and result.error is None and result.restarted is None
+
+
+async def test_a_child_whose_start_was_cancelled_is_ended_before_the_next_one_starts(
+    make_sandbox: MakeSandbox,
+) -> None:
+    """A cancel (Esc) that lands while the child starts, after it exists and before it says it
+    runs: the next block's start ends that child instead of leaving it beside the new one."""
+    loading, go_on = threading.Event(), threading.Event()
+
+    def load() -> None:  # the start reads the snapshot once the child exists
+        loading.set()
+        go_on.wait(20)
+
+    box = make_sandbox(snapshot_load=load)
+    starting = box.prepare()
+    assert starting is not None
+    await asyncio.to_thread(loading.wait, 20)
+    first, held = box._proc, box._stdin  # held: its pipe is not closed by the collector
+    assert first is not None and first.running and held is not None
+    starting.cancel()
+    go_on.set()
+    with contextlib.suppress(asyncio.CancelledError):
+        await starting
+    result = await box.run("print('next')")
+    assert result.stdout == "next\n", result.error
+    assert box._proc is not first
+    assert not first.running  # ended, not left running
+    assert result.restarted is None  # the person cancelled it: no restart to tell of

@@ -496,6 +496,11 @@ class Sandbox:
                 self._on_exit(proc, await proc.wait())
         if not self._alive():
             proc = self._proc
+            if proc is not None and proc.returncode is None:  # its start was cancelled: ended
+                self._kill_reason = "was stopped as its start was cancelled"
+                proc.kill()
+                self._on_exit(proc, await proc.wait())
+                self._death = None  # the cancel was the person's: no restart to tell of
             if proc is not None and proc.returncode is not None:  # its end, told before its pipe's
                 self._on_exit(proc, proc.returncode)
             if self._next is not None:  # what :meth:`confine` asked for, from this child on

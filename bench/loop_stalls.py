@@ -7,10 +7,11 @@ waits longer than the threshold is a stall: its length is printed with the flow 
 and the Vis frames the loop's thread was most often sampled in (every 20 ms), each with the
 innermost frame under it. Flows: start and first keys, a first turn whose block calls
 ls/grep/shell, a long Markdown answer, a form (vis.ask), /settings, /mcp, the model picker,
-/export; --resume of a 2,000-turn session and paging up through it.
+/export; --resume of a 2,000-turn session, paging up through it and Ctrl+End back down.
 Each of the two phases (a new session's flows; the resume and paging) runs in a process of its
 own, so what a phase imports first is imported there as at a person's start.
-Run: ``.venv/bin/python bench/loop_stalls.py [--threshold MS]`` (default 100).
+Run: ``.venv/bin/python bench/loop_stalls.py [--threshold MS] [--phases resume]`` (default
+100 ms, both phases).
 """
 
 from __future__ import annotations
@@ -185,6 +186,9 @@ async def resume_flows(app: Any, pilot: Any, watch: StallWatch) -> None:
     for _ in range(40):
         await pilot.press("pageup")
     await _settle(pilot)
+    watch.flow = "Ctrl+End (the newest page again)"
+    await pilot.press("ctrl+end")
+    await _settle(pilot)
 
 
 async def run_phase(
@@ -213,6 +217,7 @@ async def run_phase(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threshold", type=float, default=100, help="milliseconds")
+    parser.add_argument("--phases", default="session,resume", help="which, comma-separated")
     parser.add_argument("--phase", nargs=4, help=argparse.SUPPRESS)  # NAME WORK SCRIPT ID
     args = parser.parse_args()
     if args.phase:
@@ -235,7 +240,7 @@ def main() -> None:
         resume = build_store(home, workspace)
         script = _script(root)
         print(f"stalls over {args.threshold:.0f} ms, each phase a fresh process")
-        for phase in ("session", "resume"):
+        for phase in args.phases.split(","):
             argv = [sys.executable, __file__, "--threshold", str(args.threshold)]
             argv += ["--phase", phase, str(workspace), str(script), resume]
             subprocess.run(argv, env=env, check=True)

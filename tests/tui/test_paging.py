@@ -7,12 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pilot_keys import type_keys
 from textual.widget import Widget
 
 from vis_tui.widgets.stored_turn import StoredTurnView
 from vis_tui.widgets.transcript import Transcript
 
-from .support import started, store_session, until, vis_app
+from .support import started, store_session, until, vis_app, write_script
 
 
 def _store_session(workspace: Path, turns: int) -> str:
@@ -86,6 +87,77 @@ async def test_a_resumed_page_is_drawn_a_turn_at_a_time_before_it_shows(
         assert transcript.max_scroll_y > 0 and transcript.scroll_y == transcript.max_scroll_y
     assert [position for position, _ in drawn] == list(range(30, 10, -1))
     assert all(ran for _, ran in drawn)
+
+
+async def _to_the_oldest(pilot: Any, transcript: Transcript) -> None:
+    for _ in range(300):
+        if _positions(transcript)[:1] == [1]:
+            break
+        await pilot.press("pageup")
+    await until(pilot, lambda: transcript.has_newer and transcript._predraw_timer is None)
+
+
+def _watch_draws(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, bool]]:
+    """Each stored turn drawn from now on, and whether the loop ran a step before it."""
+    drawn: list[tuple[int, bool]] = []
+    looped = [True]
+    draw = StoredTurnView._draw
+
+    def watched(view: StoredTurnView, width: int, painter: Widget) -> Any:
+        drawn.append((view.position, looped[0]))
+        looped[0] = False
+        asyncio.get_running_loop().call_soon(looped.__setitem__, 0, True)
+        return draw(view, width, painter)
+
+    monkeypatch.setattr(StoredTurnView, "_draw", watched)
+    return drawn
+
+
+async def test_the_newest_page_is_drawn_a_turn_at_a_time_before_it_shows_again(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl+End after paging far up mounted the newest page in one layout: its 20 stored
+    turns drawn in one step of the loop, while keys and frames waited. Each is drawn in a
+    step of its own now, the newest first, before the page shows at the end."""
+    session_id = _store_session(workspace, 70)
+    app = vis_app(workspace, resume=session_id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        transcript = app.main.transcript
+        transcript.max_turns = 30
+        await _to_the_oldest(pilot, transcript)
+        drawn = _watch_draws(monkeypatch)
+        await pilot.press("ctrl+end")
+        await until(pilot, lambda: all(view.display for view in transcript._mounted_turns()))
+        await pilot.pause()
+        assert _positions(transcript) == list(range(51, 71))
+        assert transcript.max_scroll_y > 0 and transcript.scroll_y == transcript.max_scroll_y
+        assert not transcript.has_newer and transcript.has_older
+    assert [position for position, _ in drawn[:20]] == list(range(70, 50, -1))
+    assert all(ran for _, ran in drawn[:20])
+
+
+async def test_a_new_turn_after_paging_up_goes_after_the_newest_page_and_shows_with_it(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The newest page comes back above the new turn, without the new turn: the store has it
+    already, and it showed twice before (a stored view, then the live one)."""
+    session_id = _store_session(workspace, 70)
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "done"}]), resume=session_id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        transcript = app.main.transcript
+        transcript.max_turns = 30
+        await _to_the_oldest(pilot, transcript)
+        await type_keys(pilot, *"newest", "enter")
+        await until(pilot, lambda: not app.main.turn_running and 71 in _positions(transcript))
+        await until(pilot, lambda: all(view.display for view in transcript._mounted_turns()))
+        await pilot.pause()
+        mounted = transcript._mounted_turns()
+        assert [view.position for view in mounted] == list(range(52, 72))
+        assert [type(view) for view in mounted[:19]] == [StoredTurnView] * 19
+        assert [view.request for view in mounted[-2:]] == ["request 70", "newest"]  # once
+        assert transcript.scroll_y == transcript.max_scroll_y > 0
 
 
 def _shown(transcript: Transcript) -> list[str]:

@@ -19,6 +19,8 @@ from vis_tui.widgets.steady_scroll import SteadyScroll
 # The rows of turns are imported where first used, not with this module: the app's first
 # frame (an empty transcript) does not wait for them.
 if TYPE_CHECKING:
+    from textual.widget import AwaitMount
+
     from vis_tui.block_context import BlockContext
     from vis_tui.history import PageLoader, StoredTurn, TurnPage
     from vis_tui.widgets.activity import ActivityRow
@@ -93,6 +95,8 @@ class Transcript(SteadyScroll, can_focus=False):
         self._ready: dict[str, StoredTurnView] = {}  # the next older page, drawn ahead
         self._predraw_timer: Timer | None = None
         self._generation = 0  # bumped when paging restarts; a stale fetch is dropped
+        # the newest page and what was mounted after it, hidden until its turns are drawn
+        self._hidden: list[Widget] | None = None
 
     @property
     def has_newer(self) -> bool:
@@ -161,6 +165,7 @@ class Transcript(SteadyScroll, can_focus=False):
         """Remove every row (but ``keep``, e.g. a welcome header painted before the session
         opened) and forget the pages read."""
         self._generation += 1
+        self._hidden = None  # a page still being drawn is not shown; new turns show at once
         self.turns.clear()
         self.has_older = False
         self._oldest_position = None
@@ -175,10 +180,13 @@ class Transcript(SteadyScroll, can_focus=False):
         from vis_tui.widgets.turn import TurnView
         from vis_tui.widgets.welcome import WelcomeHeader
 
-        self.show_newest()  # a new turn goes after the newest: bring those back first
+        self.show_newest(turn_id)  # a new turn goes after the newest: bring those back first
         self.query(WelcomeHeader).remove()  # the conversation takes its place
         view = TurnView(turn_id, position, request, self.context)
         self.turns[turn_id] = view
+        if self._hidden is not None:  # after the newest page, shown with it
+            view.display = False
+            self._hidden.append(view)
         self.mount(view)
         self.anchor()  # a new turn follows its output again
         return view
@@ -339,41 +347,55 @@ class Transcript(SteadyScroll, can_focus=False):
                 ]
             )
         if page.turns:
-            await self._mount_drawn([self._stored_view(turn) for turn in page.turns])
+            views = [self._stored_view(turn) for turn in page.turns]
+            await self._mount_hidden(views)
+            await self._show_drawn([*views])
             self._oldest_position = page.turns[0].position
         self._store_has_older = self.has_older = page.has_older
         self.scroll_end(animate=False, immediate=False)
 
-    async def _mount_drawn(self, views: list[StoredTurnView | TurnView]) -> None:
-        """Mount a session's newest page with its stored turns' lines drawn first, one turn
-        per step of the loop (the newest first): keys and frames go on meanwhile, and the
+    def _mount_hidden(self, views: list[StoredTurnView | TurnView]) -> AwaitMount:
+        """Mount ``views`` after every child, styled (for their lines drawn ahead) but not
+        placed yet: :meth:`_show_drawn` shows them."""
+        for view in views:
+            view.display = False
+        return self.mount_all(views)
+
+    async def _show_drawn(self, hidden: list[Widget]) -> None:
+        """Show a newest page mounted hidden with its stored turns' lines drawn first, one
+        turn per step of the loop (the newest first): keys and frames go on meanwhile, and the
         layout that shows them only places them. Drawn by that layout, they froze the app
-        for as long as all of them took, twice: before the scrollbar showed, and after."""
+        for as long as all of them took, twice: before the scrollbar showed, and after.
+        ``hidden``: the page's views, then what is mounted after them meanwhile (a new turn,
+        :meth:`add_turn` appends it), shown with them."""
         from vis_tui.widgets.stored_turn import StoredTurnView
 
-        for view in views:
-            view.display = False  # styled, for the lines drawn ahead, but not placed yet
-        await self.mount_all(views)
-        stored = [view for view in views if isinstance(view, StoredTurnView)]
-        # their width once they fill the window: beside the scrollbar
-        bar = 0 if self.show_vertical_scrollbar else self.styles.scrollbar_size_vertical
+        stored = [view for view in hidden if isinstance(view, StoredTurnView)]
+        # their width once they fill the window: beside the scrollbar (shown now or not: the
+        # turns a new page replaces had it, and the layout after their removal hides it)
+        shown = self.scrollbar_size_vertical if self.show_vertical_scrollbar else 0
+        bar = self.styles.scrollbar_size_vertical
         spare = stored[0].styles.gutter.width + stored[0].styles.margin.width if stored else 0
-        width = self.scrollable_content_region.width - bar - spare
-        if stored and width > 0:
-            painter, generation, height = stored[-1], self._generation, 0
-            self._loading = True  # no paging meanwhile
-            try:
+        width = self.scrollable_content_region.width + shown - bar - spare
+        generation = self._generation
+        self._hidden = hidden
+        self._loading = True  # no paging meanwhile
+        try:
+            if stored and width > 0:
+                painter, height = stored[-1], 0
                 for view in reversed(stored):
                     height += view.height_at(width, painter) + view.styles.margin.bottom
                     await asyncio.sleep(0)  # keys and frames between two turns
                     if generation != self._generation:
                         return  # cleared meanwhile (another session shown)
-            finally:
-                self._loading = False
-            if bar and height > self.container_size.height:
-                self.show_vertical_scrollbar = True  # the layout places them at that width
-        for view in views:
-            view.display = True
+                if height > self.container_size.height:
+                    self.show_vertical_scrollbar = True  # the layout places them at that width
+            for view in hidden:
+                view.display = True
+        finally:
+            self._loading = False
+            if self._hidden is hidden:
+                self._hidden = None
 
     def _older_page(self) -> list[StoredTurn]:
         if self._above:
@@ -533,8 +555,11 @@ class Transcript(SteadyScroll, can_focus=False):
             self._ready[turn.turn_id] = view
             self._schedule_predraw(PREDRAW_STEP)
 
-    def show_newest(self) -> None:
-        """Back to the newest page after paging far up (Ctrl+End, or a new turn starting)."""
+    def show_newest(self, starting: str | None = None) -> None:
+        """Back to the newest page after paging far up (Ctrl+End, or a new turn starting):
+        mounted now, after the turns it replaces (the new turn mounts after it), and shown
+        once its turns are drawn (:meth:`_show_drawn`). ``starting``: the new turn's id; the
+        store already has it, and its live view shows it."""
         if not self._below or self.loader is None:
             return
         mounted = self._mounted_turns()
@@ -545,10 +570,23 @@ class Transcript(SteadyScroll, can_focus=False):
         self._ready.clear()
         self._generation += 1
         page = self.loader(None)
-        self.mount_all([self._stored_view(turn) for turn in page.turns])
+        views = [self._stored_view(turn) for turn in page.turns if turn.turn_id != starting]
+        mounting = self._mount_hidden(views)
+        hidden: list[Widget] = [*views]
+        self._hidden = hidden  # a new turn (add_turn, next) shows with them
+        self._loading = True  # no paging from the scroll the removal resets
         self._oldest_position = page.turns[0].position if page.turns else None
         self._store_has_older = self.has_older = page.has_older
-        self.scroll_end(animate=False, immediate=False)
+
+        async def show() -> None:
+            try:
+                await mounting
+                await self._show_drawn(hidden)
+            finally:
+                self._loading = False
+            self.scroll_end(animate=False, immediate=False)
+
+        self.run_worker(show(), group="newest")
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)

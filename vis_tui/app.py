@@ -27,8 +27,6 @@ from vis_tui.widgets.transcript import escape_markdown
 if TYPE_CHECKING:
     import subprocess
 
-    from textual.driver import Driver
-
     from vis_core.frontend import (
         CommandResult,
         Frontend,
@@ -115,16 +113,6 @@ class VisApp(App[int]):
         self._command_actions: (
             dict[CommandAction, Callable[[CommandResult], Awaitable[None]]] | None
         ) = None
-
-    def get_driver_class(self) -> type[Driver]:
-        """Textual's terminal driver, but on Linux one whose input thread a quit does not wait
-        for (``vis_tui.driver``)."""
-        from textual.drivers.linux_driver import LinuxDriver
-
-        from vis_tui.driver import PromptDriver
-
-        driver = super().get_driver_class()
-        return PromptDriver if driver is LinuxDriver else driver
 
     @property
     def command_actions(self) -> dict[CommandAction, Callable[[CommandResult], Awaitable[None]]]:

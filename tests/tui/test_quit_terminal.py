@@ -10,32 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-# Runs `vis` in the pty; records the input thread's waits once the driver is stopping, and
-# what the collector left frozen when run_tui returned (the process's exit comes next).
+# Runs `vis` in the pty; records what was left frozen when run_tui returned (the process's
+# exit comes next).
 CHILD = """
-import gc, json, selectors, sys, threading
-from textual.drivers.linux_driver import LinuxDriver
-import vis_tui.app
-
-stopping = threading.Event()
-waits = []
-select = selectors.SelectSelector.select
-def recorded(self, timeout=None):
-    ready = select(self, timeout)
-    if stopping.is_set() and threading.current_thread().name == "textual-input":
-        waits.append([timeout, len(ready)])
-    return ready
-selectors.SelectSelector.select = recorded
-disable = LinuxDriver.disable_input
-def disable_input(self):
-    stopping.set()
-    disable(self)
-LinuxDriver.disable_input = disable_input
+import gc, json, sys
 
 from vis_core.cli import main
 code = main([])
 with open(sys.argv[1], "w") as out:
-    json.dump({"code": code, "waits": waits, "frozen": gc.get_freeze_count()}, out)
+    json.dump({"code": code, "frozen": gc.get_freeze_count()}, out)
 """
 
 
@@ -77,16 +60,14 @@ def _run_and_quit(workspace: Path, vis_home: Path, report: Path) -> dict[str, ob
     return json.loads(report.read_text())
 
 
-def test_quitting_waits_neither_on_the_input_thread_nor_on_a_last_full_collection(
+def test_quitting_leaves_what_the_app_made_to_the_exit_not_to_a_last_full_collection(
     workspace: Path, tmp_path: Path
 ) -> None:
-    """Ctrl+D in the real app: Textual's input thread waited out 0.1 s for a key it no longer
-    reads, twice, before the terminal was given back; and the collector unfroze everything the
-    app made, so Python's last full collection at the exit walked all of it (~0.2 s each)."""
+    """Ctrl+D in the real app: the collector's close unfroze everything the app made, so
+    Python's last full collection at the exit walked all of it (~0.17 s) after the session was
+    saved and closed; it is set aside again once the app returns."""
     home = tmp_path / "home"
     home.mkdir()
     result = _run_and_quit(workspace, home, tmp_path / "report.json")
     assert result["code"] == 0
-    waited = [w for w in result["waits"] if w[0] != 0 and w[1] == 0]  # type: ignore[union-attr]
-    assert waited == []  # the stop woke the thread: no wait ran out once it was asked
     assert result["frozen"] > 0  # type: ignore[operator]

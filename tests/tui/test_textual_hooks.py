@@ -13,13 +13,11 @@ import pytest
 import rich.control
 import textual._compositor
 import textual.content
-from textual.drivers.linux_driver import LinuxDriver
 from textual.widget import Widget
 from textual.widgets import TextArea
 from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
-from vis_tui.driver import PromptDriver
 from vis_tui.web import AppProcess, WebServer
 from vis_tui.widgets.prompt import PromptInput
 from vis_tui.widgets.steady_scroll import SteadyScroll
@@ -34,9 +32,6 @@ OVERRIDES = [
     (TextArea, PromptInput, "_on_paste"),  # image drops and long pastes
     (AppService, AppProcess, "_open_app_process"),  # vis --web: a tab's app in its own session
     (Server, WebServer, "_make_app"),  # vis --web: the token routes and the Host check
-    (LinuxDriver, PromptDriver, "run_input_thread"),  # a quit wakes the input thread
-    (LinuxDriver, PromptDriver, "disable_input"),
-    (LinuxDriver, PromptDriver, "start_application_mode"),
 ]
 
 

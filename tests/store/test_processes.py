@@ -27,6 +27,18 @@ def _spawn(*args: str) -> subprocess.Popen[str]:
     )
 
 
+def _finish(children: list[subprocess.Popen[str]]) -> list[tuple[str, str]]:
+    """Each child's output once all ended; a child still running after a minute (its partner
+    died before their barrier) fails the test with every child's errors, none left running."""
+    try:
+        return [child.communicate(timeout=60) for child in children]
+    except subprocess.TimeoutExpired:
+        for child in children:
+            child.kill()
+        errors = [child.communicate()[1][-2000:] for child in children]
+        raise AssertionError(f"a writer did not end; their errors: {errors}") from None
+
+
 def _session_of(line: str) -> str:
     assert line.startswith("session "), line
     return line.split()[1]
@@ -40,7 +52,7 @@ def test_two_processes_write_one_database_at_once(tmp_path: Path) -> None:
     children = [_spawn(str(db), *args) for _ in range(2)]
     firsts = [child.stdout.readline() for child in children if child.stdout is not None]
     go.touch()  # both opened the database and created a session: now append at once
-    results = [child.communicate(timeout=60) for child in children]
+    results = _finish(children)
     results = [(first + out, err) for first, (out, err) in zip(firsts, results, strict=True)]
     for child, (out, err) in zip(children, results, strict=True):
         assert child.returncode == 0, err
@@ -61,8 +73,7 @@ def test_two_processes_write_one_database_at_once(tmp_path: Path) -> None:
         shared = store.create_session("/w", "/w").id
     # now both append to one session that already exists
     children = [_spawn(str(db), "--session", shared, "--count", "100") for _ in range(2)]
-    for child in children:
-        _, err = child.communicate(timeout=60)
+    for child, (_, err) in zip(children, _finish(children), strict=True):
         assert child.returncode == 0, err
     with Store(db) as store:
         assert len(store.events(shared)) == 2 * 201

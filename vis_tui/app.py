@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import importlib
+import select
 import signal
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,6 +46,7 @@ CoreOpener = Callable[[], Awaitable["Frontend"]]
 
 __all__ = ["HelpScreen", "SessionsScreen", "VisApp", "run_tui"]
 
+HANGUP_CHECK_EVERY = 1.0  # seconds between two looks at whether the terminal is still there
 # Loaded when first needed, not before the first frame (startup figure in bench/tui_startup.py).
 _LATER = {"HelpScreen": "vis_tui.screens.help", "SessionsScreen": "vis_tui.screens.sessions"}
 
@@ -151,6 +155,14 @@ class VisApp(App[int]):
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGHUP):
             loop.add_signal_handler(sig, lambda sig=sig: self.exit(return_code=128 + sig))
+        # A terminal that went away without a SIGHUP reaching Vis (it did not control it):
+        # Textual's input thread read its end again and again, at full CPU, for ever.
+        if not self.is_headless:
+            self.set_interval(HANGUP_CHECK_EVERY, self._quit_if_terminal_gone)
+
+    def _quit_if_terminal_gone(self) -> None:
+        if terminal_gone(sys.__stdin__.fileno() if sys.__stdin__ is not None else 0):
+            self.exit(return_code=128 + signal.SIGHUP)  # as the hang-up signal does
 
     def on_ready(self) -> None:
         # The core loads after the first frame, so the prompt takes keys meanwhile (Enter
@@ -456,6 +468,13 @@ class VisApp(App[int]):
         self.refresh()
 
 
+def terminal_gone(fd: int) -> bool:
+    """The terminal on ``fd`` hung up (its window or connection closed), without reading it."""
+    poller = select.poll()
+    poller.register(fd, 0)  # no events asked: hang-ups and errors are always told
+    return any(events & (select.POLLHUP | select.POLLERR) for _, events in poller.poll(0))
+
+
 def run_tui(
     options: HostOptions,
     continue_: bool = False,
@@ -471,5 +490,6 @@ def run_tui(
     # all of it first (~0.17 s at a quit).
     gc.freeze()
     if app.resume_line:
-        print(app.resume_line)
+        with contextlib.suppress(OSError):  # the terminal may be gone (a hang-up)
+            print(app.resume_line, flush=True)
     return result if isinstance(result, int) else (app.return_code or 0)

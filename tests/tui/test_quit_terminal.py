@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pty
 import select
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +24,11 @@ with open(sys.argv[1], "w") as out:
 """
 
 
-def _run_and_quit(workspace: Path, vis_home: Path, report: Path) -> dict[str, object]:
+def _run_and_quit(
+    workspace: Path, vis_home: Path, report: Path, *, hang_up: bool = False
+) -> dict[str, object]:
+    """Run the app in a pty it does not control (a session of its own: no SIGHUP reaches
+    it), and once its prompt shows press Ctrl+D, or (``hang_up``) close the terminal."""
     master, slave = pty.openpty()
     env = {**os.environ, "VIS_HOME": str(vis_home), "TERM": "xterm-256color"}
     env.pop("VIS_MODEL", None)
@@ -36,24 +42,24 @@ def _run_and_quit(workspace: Path, vis_home: Path, report: Path) -> dict[str, ob
         start_new_session=True,
     )
     os.close(slave)
-    screen, sent = b"", False
+    screen = b""
     try:
-        while True:
+        while b"Ask Vis" not in screen:  # the prompt is shown
             ready, _, _ = select.select([master], [], [], 60)
             assert ready, f"the app showed nothing for 60 s: {screen[-2000:]!r}"
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # the child closed the terminal
-                break
-            if not chunk:
-                break
-            screen += chunk
-            if not sent and b"Ask Vis" in screen:  # the prompt is shown: Ctrl+D quits
-                os.write(master, b"\x04")
-                sent = True
-        assert child.wait(60) == 0
+            screen += os.read(master, 65536)
+        if hang_up:
+            os.close(master)
+            master = -1
+        else:
+            os.write(master, b"\x04")  # Ctrl+D quits
+            with contextlib.suppress(OSError):  # until the child closes the terminal
+                while os.read(master, 65536):
+                    pass
+        child.wait(60)
     finally:
-        os.close(master)
+        if master >= 0:
+            os.close(master)
         if child.poll() is None:
             child.kill()
             child.wait()
@@ -71,3 +77,12 @@ def test_quitting_leaves_what_the_app_made_to_the_exit_not_to_a_last_full_collec
     result = _run_and_quit(workspace, home, tmp_path / "report.json")
     assert result["code"] == 0
     assert result["frozen"] > 0  # type: ignore[operator]
+
+
+def test_a_terminal_that_went_away_ends_the_app(workspace: Path, tmp_path: Path) -> None:
+    """The terminal closed with no SIGHUP for Vis (it did not control it): Textual's input
+    thread read its closed end at full CPU for ever, and the app never ended."""
+    home = tmp_path / "home"
+    home.mkdir()
+    result = _run_and_quit(workspace, home, tmp_path / "report.json", hang_up=True)
+    assert result["code"] == 128 + signal.SIGHUP  # as the hang-up signal ends it

@@ -60,15 +60,9 @@ async def test_paging_keeps_at_most_max_turns_mounted_and_brings_them_back(
         assert not transcript.has_newer and transcript.has_older
 
 
-async def test_a_resumed_page_is_drawn_a_turn_at_a_time_before_it_shows(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """--resume drew the newest page's stored turns in the layout that mounted them: all in
-    one step of the loop, each twice (before the scrollbar showed, and after), while keys and
-    frames waited (0.15-0.65 s). Each is drawn once now, the newest first, in a step of the
-    loop of its own, and that layout uses those lines."""
-    session_id = _store_session(workspace, 30)
-    drawn: list[tuple[int, bool]] = []  # each turn drawn, and whether the loop ran before it
+def _watch_draws(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, bool]]:
+    """Each stored turn drawn from now on, and whether the loop ran a step before it."""
+    drawn: list[tuple[int, bool]] = []
     looped = [True]
     draw = StoredTurnView._draw
 
@@ -79,6 +73,18 @@ async def test_a_resumed_page_is_drawn_a_turn_at_a_time_before_it_shows(
         return draw(view, width, painter)
 
     monkeypatch.setattr(StoredTurnView, "_draw", watched)
+    return drawn
+
+
+async def test_a_resumed_page_is_drawn_a_turn_at_a_time_before_it_shows(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--resume drew the newest page's stored turns in the layout that mounted them: all in
+    one step of the loop, each twice (before the scrollbar showed, and after), while keys and
+    frames waited (0.15-0.65 s). Each is drawn once now, the newest first, in a step of the
+    loop of its own, and that layout uses those lines."""
+    session_id = _store_session(workspace, 30)
+    drawn = _watch_draws(monkeypatch)
     app = vis_app(workspace, resume=session_id)
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
@@ -95,22 +101,6 @@ async def _to_the_oldest(pilot: Any, transcript: Transcript) -> None:
             break
         await pilot.press("pageup")
     await until(pilot, lambda: transcript.has_newer and transcript._predraw_timer is None)
-
-
-def _watch_draws(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, bool]]:
-    """Each stored turn drawn from now on, and whether the loop ran a step before it."""
-    drawn: list[tuple[int, bool]] = []
-    looped = [True]
-    draw = StoredTurnView._draw
-
-    def watched(view: StoredTurnView, width: int, painter: Widget) -> Any:
-        drawn.append((view.position, looped[0]))
-        looped[0] = False
-        asyncio.get_running_loop().call_soon(looped.__setitem__, 0, True)
-        return draw(view, width, painter)
-
-    monkeypatch.setattr(StoredTurnView, "_draw", watched)
-    return drawn
 
 
 async def test_the_newest_page_is_drawn_a_turn_at_a_time_before_it_shows_again(

@@ -76,6 +76,32 @@ async def test_diff_applies_with_patch_command(ctx: ToolContext, py: Path, tmp_p
     assert copy.read_text() == py.read_text()
 
 
+async def test_lines_an_edit_writes_back_unchanged_are_context_not_changes(
+    ctx: ToolContext, py: Path, tmp_path: Path
+) -> None:
+    # the model replaces lines 3-5 with the same three lines and one more after line 4: the
+    # file gained one line, and the diff and counts say so (as the block's file change does)
+    before = py.read_text()
+    result = await patch_file(
+        ctx, "m.py", 1, [edit(3, 5, "line3 = 3\nline4 = 4\nmid = 0\nline5 = 5\n")]
+    )
+    assert (result.added, result.removed) == (1, 0)
+    assert "-line" not in result.diff and "+line" not in result.diff
+    assert (
+        "@@ -2,6 +2,7 @@\n line2 = 2\n line3 = 3\n line4 = 4\n+mid = 0\n line5 = 5\n" in result.diff
+    )
+    copy = tmp_path / "copy.py"
+    copy.write_text(before)
+    done = subprocess.run(
+        ["patch", "-s", str(copy)], input=result.diff, text=True, capture_output=True
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert copy.read_text() == py.read_text()
+    # an edit that writes its lines back as they were changes nothing
+    same = await patch_file(ctx, "m.py", 2, [edit(1, 2, "line1 = 1\nline2 = 2\n")])
+    assert (same.diff, same.added, same.removed) == ("", 0, 0)
+
+
 async def test_edits_move_after_an_outside_change(ctx: ToolContext, py: Path) -> None:
     # someone else adds two lines at the top after the model read @1
     py.write_text("# header\n# more\n" + SOURCE)

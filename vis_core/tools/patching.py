@@ -206,12 +206,25 @@ def _diff_rows(prefix: str, rows: list[str]) -> list[str]:
     return out
 
 
+def _changed_part(hunk: tuple[int, list[str], list[str]]) -> tuple[int, list[str], list[str]]:
+    lo, old, new = hunk
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return lo + head, old[head : len(old) - tail], new[head : len(new) - tail]
+
+
 def unified_diff(label: str, old: list[str], applied: Applied, *, created: bool = False) -> str:
-    """A unified diff built from the edit hunks (no whole-file comparison)."""
-    if not any(o != n for _, o, n in applied.hunks):
+    """A unified diff built from the edit hunks (no whole-file comparison), each hunk without
+    the lines an edit wrote back unchanged at its start and end, so the counts are the file's."""
+    hunks = [hunk for hunk in map(_changed_part, applied.hunks) if hunk[1] or hunk[2]]
+    if not hunks:
         return ""
     groups: list[list[tuple[int, list[str], list[str]]]] = []
-    for hunk in applied.hunks:
+    for hunk in hunks:
         if groups:
             last_lo, last_old, _ = groups[-1][-1]
             if hunk[0] - (last_lo + len(last_old)) <= 2 * CONTEXT_LINES:

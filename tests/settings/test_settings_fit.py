@@ -9,7 +9,7 @@ import pytest
 from textual.containers import VerticalScroll
 
 from vis_tui.widgets.settings_editors import InlineTextEditor
-from vis_tui.widgets.settings_rows import SettingRow
+from vis_tui.widgets.settings_rows import ExtensionHeader, SettingRow
 
 from .support import SettingsApp, open_host, user_extensions
 
@@ -79,4 +79,25 @@ async def test_the_scope_line_is_whole_at_80_columns(workspace: Path) -> None:
         assert isinstance(content, Content) and content.plain.endswith("set at this scope")
         needed = len(content.wrap(line.content_size.width))
         assert needed > 1 and line.content_size.height == needed
+    await host.close()
+
+
+async def test_a_load_error_wraps_under_its_own_text(workspace: Path) -> None:
+    """A failed extension's error longer than the line went on at the row's left edge, under
+    the extension's name; its wrapped lines now start where its first line does, under the name."""
+    user_extensions("broken")
+    host = await open_host(workspace)
+    app = SettingsApp(host)
+    async with app.run_test(size=(80, 45)) as pilot:
+        screen = await app.loaded()
+        await pilot.pause()
+        header = next(h for h in screen.query(ExtensionHeader) if h.group.name == "broken")
+        error = header.group.error or ""
+        assert len(error) > 80, error  # the path of the file and the exception: it must wrap
+        lines = [strip.text for strip in header.render_lines(header.region.reset_offset)]
+        name_at = lines[0].index("broken")
+        text = lines[1:]
+        assert len(text) >= 2 and all(line.strip() for line in text), lines
+        assert all(len(line) - len(line.lstrip()) == name_at for line in text), lines
+        assert "".join(error.split()) == "".join("".join(text).split())  # all of it, in order
     await host.close()

@@ -1,4 +1,5 @@
-"""A one-line header that wraps under its text (a hanging indent), not under its lead glyphs."""
+"""A one-line header that wraps under its text (a hanging indent), not under its lead glyphs;
+lines of such headers stacked."""
 
 from __future__ import annotations
 
@@ -79,25 +80,67 @@ class HangingLine(Visual):
         ]
 
 
-def _shifted_selection(selection: Selection | None, by: int) -> Selection | None:
-    """``selection`` of the whole line, as offsets into the text after the lead."""
+class StackedLines(Visual):
+    """One-line visuals (a :class:`HangingLine`, a one-line ``Content``) one under the other,
+    each wrapped at the whole width; selection reads them as lines of one text."""
+
+    def __init__(self, *lines: Visual) -> None:
+        self.lines = lines
+
+    def __str__(self) -> str:
+        return "\n".join(map(str, self.lines))
+
+    def __repr__(self) -> str:
+        return f"StackedLines({str(self)!r})"
+
+    def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
+        return max(
+            (line.get_optimal_width(rules, container_width) for line in self.lines), default=0
+        )
+
+    def get_minimal_width(self, rules: RulesMap) -> int:
+        return max((line.get_minimal_width(rules) for line in self.lines), default=1)
+
+    def get_height(self, rules: RulesMap, width: int) -> int:
+        return sum(line.get_height(rules, width) for line in self.lines)
+
+    def render_strips(
+        self, width: int, height: int | None, style: Style, options: RenderOptions
+    ) -> list[Strip]:
+        strips: list[Strip] = []
+        for y, line in enumerate(self.lines):
+            line_options = RenderOptions(
+                options.get_style,
+                options.rules,
+                _shifted_selection(options.selection, 0, -y),
+                options.selection_style,
+                options.post_style,
+            )
+            drawn = line.render_strips(width, None, style, line_options)
+            strips += (_shifted_offsets(strip, 0, y) for strip in drawn)
+        return strips if height is None else strips[:height]
+
+
+def _shifted_selection(selection: Selection | None, x: int, y: int = 0) -> Selection | None:
+    """``selection`` of the whole, as offsets into a part that starts ``-x`` columns and
+    ``-y`` lines into it."""
     if selection is None:
         return None
 
     def moved(offset: Offset | None) -> Offset | None:
-        return None if offset is None else Offset(max(0, offset.x + by), offset.y)
+        return None if offset is None else Offset(max(0, offset.x + x), offset.y + y)
 
     return Selection(moved(selection.start), moved(selection.end))
 
 
-def _shifted_offsets(strip: Strip, by: int) -> Strip:
-    """``strip`` of the text, its characters' offsets (what a mouse selection reads) counted
-    from the start of the whole line."""
+def _shifted_offsets(strip: Strip, x: int, y: int = 0) -> Strip:
+    """``strip`` of a part, its characters' offsets (what a mouse selection reads) counted
+    from the start of the whole: ``x`` columns and ``y`` lines on."""
     segments: list[Segment] = []
     for text, segment_style, control in strip:
         offset = segment_style.meta.get("offset") if segment_style is not None else None
         if segment_style is not None and offset is not None:
-            moved = RichStyle.from_meta({"offset": (offset[0] + by, offset[1])})
+            moved = RichStyle.from_meta({"offset": (offset[0] + x, offset[1] + y)})
             segment_style = segment_style + moved
         segments.append(Segment(text, segment_style, control))
     return Strip(segments, strip.cell_length)

@@ -12,6 +12,7 @@ from textual.widget import Widget
 
 from vis_core.frontend import NOT_SET, SAVED, ExtensionGroup, RowState, SettingType, Source
 from vis_core.model.extensions import GuideKind
+from vis_tui.widgets.hanging import HangingLine, StackedLines
 
 _SOURCE_TEXT = {
     Source.DEFAULT: "default",
@@ -116,7 +117,7 @@ class ExtensionHeader(TreeLine):
         self.switching_to = enabled
         self.refresh()
 
-    def render(self) -> Content:
+    def render(self) -> StackedLines:
         group = self.group
         arrow = "▸" if self.folded else "▾"
         if group.failed and self.switching_to is None:
@@ -134,18 +135,23 @@ class ExtensionHeader(TreeLine):
         ]
         if self.switching_to is not None:
             parts.append(("  (at the next reload)", "italic $text-muted"))
+        details: list[tuple[str, str]] = []
         if group.description:
-            parts.append((f"\n  {group.description}", "$text-muted"))
+            details.append((group.description, "$text-muted"))
         shipped = [
             f"{title}: {', '.join(names)}"
             for title, kind in (("Guides", GuideKind.GUIDE), ("Skills", GuideKind.SKILL))
             if (names := group.guide_names(kind))
         ]
         if shipped:
-            parts.append((f"\n  {'  '.join(shipped)}", "italic $text-muted"))
+            details.append(("  ".join(shipped), "italic $text-muted"))
         if group.error:
-            parts.append((f"\n  {group.error}", "$error"))
-        return Content.assemble(*parts)
+            details += ((line, "$error") for line in group.error.splitlines())
+        indent = Content("  ")  # a detail's wrapped lines stay under its text
+        return StackedLines(
+            Content.assemble(*parts),
+            *(HangingLine(indent, Content.styled(text, style)) for text, style in details),
+        )
 
     def action_switch(self) -> None:
         if not self.group.failed:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +149,36 @@ async def test_a_new_turn_after_paging_up_goes_after_the_newest_page_and_shows_w
         assert [type(view) for view in mounted[:19]] == [StoredTurnView] * 19
         assert [view.request for view in mounted[-2:]] == ["request 70", "newest"]  # once
         assert transcript.scroll_y == transcript.max_scroll_y > 0
+
+
+async def test_pages_are_read_from_the_store_off_the_apps_thread(workspace: Path) -> None:
+    """Paging up past what was read ahead, and Ctrl+End back to the newest page, read their
+    store pages on the app's thread (SQLite queries between two frames); both read them in
+    a thread now, and page as before."""
+    session_id = _store_session(workspace, 70)
+    app = vis_app(workspace, resume=session_id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        transcript = app.main.transcript
+        transcript.max_turns = 30
+        loader = transcript.loader
+        assert loader is not None
+        readers: list[tuple[int | None, bool]] = []
+
+        def reading(before: int | None) -> Any:
+            readers.append((before, threading.current_thread() is threading.main_thread()))
+            return loader(before)
+
+        transcript.loader = reading
+        transcript._fetching = True  # no read ahead: each page is read as paging needs it
+        await _to_the_oldest(pilot, transcript)
+        transcript._fetching = False
+        await pilot.press("ctrl+end")
+        await until(pilot, lambda: _positions(transcript) == list(range(51, 71)))
+        await until(pilot, lambda: all(view.display for view in transcript._mounted_turns()))
+        assert not transcript.has_newer and transcript.has_older
+    assert [before for before, _ in readers] == [51, 31, 11, None]
+    assert not any(on_main for _, on_main in readers), readers
 
 
 def _shown(transcript: Transcript) -> list[str]:

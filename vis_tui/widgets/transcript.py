@@ -354,12 +354,19 @@ class Transcript(SteadyScroll, can_focus=False):
         self._store_has_older = self.has_older = page.has_older
         self.scroll_end(animate=False, immediate=False)
 
-    def _mount_hidden(self, views: list[StoredTurnView | TurnView]) -> AwaitMount:
-        """Mount ``views`` after every child, styled (for their lines drawn ahead) but not
-        placed yet: :meth:`_show_drawn` shows them."""
+    def _mount_hidden(
+        self,
+        views: list[StoredTurnView | TurnView],
+        *,
+        before: int | None = None,
+        after: Widget | None = None,
+    ) -> AwaitMount:
+        """Mount ``views`` (after every child, unless ``before`` or ``after`` say where),
+        styled (for their lines drawn ahead) but not placed yet: :meth:`_show_drawn` shows
+        them."""
         for view in views:
             view.display = False
-        return self.mount_all(views)
+        return self.mount_all(views, before=before, after=after)
 
     async def _show_drawn(self, hidden: list[Widget]) -> None:
         """Show a newest page mounted hidden with its stored turns' lines drawn first, one
@@ -397,15 +404,19 @@ class Transcript(SteadyScroll, can_focus=False):
             if self._hidden is hidden:
                 self._hidden = None
 
-    def _older_page(self) -> list[StoredTurn]:
-        if self._above:
-            count = min(PAGE_TURNS, len(self._above))
-            page = self._above[-count:]
-            del self._above[-count:]
-            return page
-        assert self.loader is not None
-        self._take(self.loader(self._oldest_position))
-        return self._older_page() if self._above else []
+    async def _older_page(self) -> list[StoredTurn]:
+        if not self._above:  # not read ahead (:meth:`_prefetch`): read now, in a thread
+            assert self.loader is not None
+            before, generation = self._oldest_position, self._generation
+            loaded = await asyncio.to_thread(self.loader, before)
+            if generation != self._generation:
+                return []  # cleared meanwhile (another session shown)
+            if self._oldest_position == before:  # not taken by a prefetch meanwhile
+                self._take(loaded)
+        count = min(PAGE_TURNS, len(self._above))
+        page = self._above[len(self._above) - count :]
+        del self._above[len(self._above) - count :]
+        return page
 
     def _take(self, loaded: TurnPage) -> None:
         """Keep an older store page's turns above, to be mounted by the next steps."""
@@ -452,7 +463,7 @@ class Transcript(SteadyScroll, can_focus=False):
             return 0
         self._loading = True
         try:
-            page = self._older_page()
+            page = await self._older_page()
             self.has_older = bool(self._above) or self._store_has_older
             if not page:
                 return 0
@@ -557,9 +568,10 @@ class Transcript(SteadyScroll, can_focus=False):
 
     def show_newest(self, starting: str | None = None) -> None:
         """Back to the newest page after paging far up (Ctrl+End, or a new turn starting):
-        mounted now, after the turns it replaces (the new turn mounts after it), and shown
-        once its turns are drawn (:meth:`_show_drawn`). ``starting``: the new turn's id; the
-        store already has it, and its live view shows it."""
+        read in a thread, mounted where the turns it replaces were (a new turn mounted
+        meanwhile stays after it), and shown once its turns are drawn (:meth:`_show_drawn`).
+        ``starting``: the new turn's id; the store already has it, and its live view shows
+        it."""
         if not self._below or self.loader is None:
             return
         mounted = self._mounted_turns()
@@ -569,18 +581,26 @@ class Transcript(SteadyScroll, can_focus=False):
         self._below.clear()
         self._ready.clear()
         self._generation += 1
-        page = self.loader(None)
-        views = [self._stored_view(turn) for turn in page.turns if turn.turn_id != starting]
-        mounting = self._mount_hidden(views)
-        hidden: list[Widget] = [*views]
-        self._hidden = hidden  # a new turn (add_turn, next) shows with them
+        loader, generation = self.loader, self._generation
+        kept = [child for child in self.children if child not in mounted]
+        above = kept[-1] if kept else None  # the page goes after it: before what comes next
+        hidden: list[Widget] = []
+        self._hidden = hidden  # a new turn (add_turn, next) shows with the page
         self._loading = True  # no paging from the scroll the removal resets
-        self._oldest_position = page.turns[0].position if page.turns else None
-        self._store_has_older = self.has_older = page.has_older
 
         async def show() -> None:
             try:
-                await mounting
+                page = await asyncio.to_thread(loader, None)  # SQLite: off the loop
+                if generation != self._generation:
+                    return  # cleared meanwhile (another session shown)
+                views = [self._stored_view(turn) for turn in page.turns if turn.turn_id != starting]
+                if above is not None:
+                    await self._mount_hidden(views, after=above)
+                else:  # at the top: before a new turn mounted meanwhile, if any
+                    await self._mount_hidden(views, before=0 if self.children else None)
+                self._oldest_position = page.turns[0].position if page.turns else None
+                self._store_has_older = self.has_older = page.has_older
+                hidden[:0] = views
                 await self._show_drawn(hidden)
             finally:
                 self._loading = False

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+import sqlite3
 
-from vis_core.model.sessions import SNIPPET_MARK, SearchHit
+from vis_core.model.sessions import SNIPPET_MARK, SearchHit, SessionRow
 from vis_core.store.database import Database
 from vis_core.store.rows import SESSION_COLUMNS, session_row
 
@@ -27,6 +28,7 @@ _FIELDS: tuple[tuple[str, str, str], ...] = (
         "SELECT k.session_id FROM thinking k WHERE k.seq = search_thinking.rowid",
     ),
 )
+_ORDER = [name for name, _, _ in _FIELDS]
 MAX_ROWS_PER_FIELD = 5000
 
 
@@ -45,20 +47,20 @@ class SearchMixin:
         match = fts_query(query)
         if match is None:
             return []
-        found: dict[str, dict[str, tuple[float, str]]] = {}
+        found: dict[str, dict[str, tuple[float, int]]] = {}  # the best row of each field
         with self._db.read("search sessions") as conn:
             for name, table, owner in _FIELDS:
                 rows = conn.execute(
-                    f"SELECT ({owner}), snippet({table}, 0, ?, ?, '…', 12), rank FROM {table} "
+                    f"SELECT ({owner}), rowid, rank FROM {table} "
                     f"WHERE {table} MATCH ? ORDER BY rank LIMIT ?",
-                    (SNIPPET_MARK, SNIPPET_MARK, match, MAX_ROWS_PER_FIELD),
+                    (match, MAX_ROWS_PER_FIELD),
                 ).fetchall()
-                for session_id, snippet, score in rows:
+                for session_id, rowid, score in rows:
                     if session_id is None:
                         continue
                     fields = found.setdefault(session_id, {})
                     if name not in fields:  # rows come best first
-                        fields[name] = (score, snippet)
+                        fields[name] = (score, rowid)
             if not found:
                 return []
             ids = list(found)
@@ -70,25 +72,48 @@ class SearchMixin:
                     f"SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.id IN ({marks})", chunk
                 ):
                     sessions[row[0]] = session_row(row)
-        order = [name for name, _, _ in _FIELDS]
-
-        def key(session_id: str) -> tuple[int, float, float]:
-            fields = found[session_id]
-            best = min(order.index(name) for name in fields)
-            return (best, fields[order[best]][0], -sessions[session_id].modified)
-
-        ranked = sorted((sid for sid in found if sid in sessions), key=key)[:limit]
+            ranked = _ranked(found, sessions)[:limit]
+            # snippets of the shown hits only: cut from every matching row, they cost most
+            snippets = {
+                (session_id, name): _snippet(conn, name, match, rowid)
+                for session_id in ranked
+                for name, (_, rowid) in found[session_id].items()
+            }
         hits = []
         for rank, session_id in enumerate(ranked, start=1):
-            fields = found[session_id]
-            names = tuple(name for name in order if name in fields)
+            names = tuple(name for name in _ORDER if name in found[session_id])
+            shown = {name: snippets[session_id, name] for name in names}
             hits.append(
                 SearchHit(
                     session=sessions[session_id],
                     rank=rank,
                     fields=names,
-                    snippet=fields[names[0]][1],
-                    snippets={name: fields[name][1] for name in names},
+                    snippet=shown[names[0]],
+                    snippets=shown,
                 )
             )
         return hits
+
+
+def _ranked(
+    found: dict[str, dict[str, tuple[float, int]]], sessions: dict[str, SessionRow]
+) -> list[str]:
+    """The sessions found, best first: by their best field, its score, then the newest."""
+
+    def key(session_id: str) -> tuple[int, float, float]:
+        fields = found[session_id]
+        best = min(_ORDER.index(name) for name in fields)
+        return (best, fields[_ORDER[best]][0], -sessions[session_id].modified)
+
+    return sorted((sid for sid in found if sid in sessions), key=key)
+
+
+def _snippet(conn: sqlite3.Connection, name: str, match: str, rowid: int) -> str:
+    """The snippet of row ``rowid`` of field ``name``'s table, its matches marked."""
+    table = next(table for field, table, _ in _FIELDS if field == name)
+    row = conn.execute(
+        f"SELECT snippet({table}, 0, ?, ?, '…', 12) FROM {table} WHERE {table} MATCH ? "
+        "AND rowid = ?",
+        (SNIPPET_MARK, SNIPPET_MARK, match, rowid),
+    ).fetchone()
+    return row[0] if row else ""

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import stat
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pilot_keys import type_keys
 from sample_turns import every_block_records, turn_events
 from textual.content import Content
-from textual.widgets import OptionList
+from textual.widgets import Input, OptionList
 
 from vis_tui.screens.sessions import SessionsScreen
 from vis_tui.widgets.paths import PathChip
@@ -112,9 +114,8 @@ async def test_sessions_picker_searches_and_opens(workspace: Path, tmp_path: Pat
         }
         assert marked[first] is False and marked[app.session.id] is True  # this one is marked
         await type_keys(pilot, *"penguins")
-        await pilot.pause()
+        await until(pilot, lambda: "penguins" in str(listing.get_option_at_index(0).prompt))
         # the snippet shows the match in bold, not between the ** marks the model reads
-        listing = app.screen.query_one(OptionList)
         prompt = listing.get_option_at_index(0).prompt
         assert isinstance(prompt, Content)
         assert prompt.plain.endswith("\n  tell me about penguins"), prompt.plain
@@ -123,6 +124,48 @@ async def test_sessions_picker_searches_and_opens(workspace: Path, tmp_path: Pat
         await pilot.press("enter")
         await until(pilot, lambda: app.session.id == first)
         assert [t.request for t in app.main.transcript.turns.values()] == ["tell me about penguins"]
+
+
+async def test_the_sessions_search_runs_beside_the_keys_and_enter_opens_what_was_typed(
+    workspace: Path,
+) -> None:
+    """A search over months of sessions takes 0.1-0.3 s, and it ran on the app's loop at
+    every key: typing waited. It runs in a thread now; keys go on meanwhile, and Enter
+    pressed before the result comes opens the first session it finds (an unreadable store
+    is said in the list, and the app goes on)."""
+    penguins = store_session(workspace, ["about penguins"], title="about penguins")
+    store_session(workspace, ["about owls"], title="about owls")
+    app = vis_app(workspace, resume="")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await on_top(pilot, SessionsScreen)
+        assert app.core is not None
+        search, release = app.core.search_sessions, threading.Event()
+        threads: list[bool] = []
+
+        def held(query: str) -> Any:
+            threads.append(threading.current_thread() is threading.main_thread())
+            if query == "owls":
+                raise ValueError("the database disk image is malformed")
+            release.wait(20)
+            return search(query)
+
+        app.core.search_sessions = held  # type: ignore[method-assign]
+        screen = app.screen
+        listing = screen.query_one(OptionList)
+        await type_keys(pilot, *"owls")
+        await until(
+            pilot, lambda: "The search failed" in str(listing.get_option_at_index(0).prompt)
+        )
+        assert "malformed" in str(listing.get_option_at_index(0).prompt)
+        for _ in "owls":
+            await pilot.press("backspace")
+        await type_keys(pilot, *"penguins", "enter")
+        await pilot.pause()
+        assert app.screen is screen and screen.query_one(Input).value == "penguins"
+        release.set()
+        await started(app, pilot)
+        assert app.session.id == penguins
+        assert threads and not any(threads)
 
 
 async def test_resume_without_an_id_lets_the_person_pick(workspace: Path) -> None:

@@ -4,7 +4,9 @@ live and after resume; /fork opens a copy of the session up to a turn."""
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
+from typing import Any
 
 from pilot_keys import type_keys
 
@@ -50,6 +52,14 @@ async def test_a_fold_is_one_quiet_row_that_opens_to_what_was_folded(
     async with app.run_test(size=(100, 50)) as pilot:
         await started(app, pilot)
         await _two_turns(app, pilot)
+        assert app.core is not None
+        read, on_main = app.core.folded_story, []
+
+        def reading(*args: Any) -> str:  # the stored events are read off the app's thread
+            on_main.append(threading.current_thread() is threading.main_thread())
+            return read(*args)
+
+        app.core.folded_story = reading  # type: ignore[method-assign]
         (row,) = app.main.transcript.query(FoldRow)
         header, _, opened = _shown(row)
         assert header == f"▸ ⋯ Folded t1 · {GIST}" and not opened
@@ -58,6 +68,7 @@ async def test_a_fold_is_one_quiet_row_that_opens_to_what_was_folded(
         await pilot.pause()
         header, story, opened = _shown(row)
         session_id = app.session.id
+    assert on_main == [False]
     assert header.startswith("▾ ⋯ Folded t1") and opened
     assert story.splitlines() == [
         "Left the model's context (t1); the history keeps it:",

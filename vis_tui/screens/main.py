@@ -252,7 +252,7 @@ class MainScreen(Screen[None]):
             getattr(session, "context_budget", 0),
         )
         self.choices = [CommandChoice(i.name.lstrip("/"), i.usage, i.doc) for i in core.commands()]
-        self.prompt.set_history(core.prompts(session.id))
+        self.prompt.set_history(await asyncio.to_thread(core.prompts, session.id))
         if not self.transcript.turns:
             self._welcome(core, session, early)
         elif early is not None:
@@ -396,14 +396,16 @@ class MainScreen(Screen[None]):
         if self.session is not None:
             self.status_bar.title = self.session.title  # the first request names the session
 
-    def on_fold_row_load(self, message: FoldRow.Load) -> None:
-        """A fold row opens: what it folded, read back from the stored history."""
+    async def on_fold_row_load(self, message: FoldRow.Load) -> None:
+        """A fold row opens: what it folded, read back from the stored history (in a
+        thread: a fold of a long stretch reads many stored events)."""
         message.stop()
         if self.core is None or self.session is None:
             message.row.show_story("The stored history of this session is not open here.")
             return
         spans = message.row.fold.spans
-        message.row.show_story(self.core.folded_story(self.session.id, spans))
+        story = await asyncio.to_thread(self.core.folded_story, self.session.id, spans)
+        message.row.show_story(story)
 
     def toast(self, text: str, kind: NotifyKind) -> None:
         self.app.notify(text, severity=_TOAST_SEVERITY[NotifyKind(kind)], markup=False)

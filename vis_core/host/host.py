@@ -52,6 +52,16 @@ def _open_store(path: Path) -> Store:
     return store
 
 
+def _tidy(workspace: Path) -> None:
+    """What earlier runs left: interrupted writes' temp files in ``workspace`` (older than a
+    minute), and the temporary folders of a Vis that was killed."""
+    from vis_core.system.leftovers import sweep
+    from vis_core.tools.edit import remove_stale_temps
+
+    remove_stale_temps(workspace)
+    sweep()
+
+
 class Host:
     """Everything one running Vis shares between its sessions: its services (``space``,
     ``catalog``, ``settings``, ``models``, ``registry``, ``factory``) and what takes the
@@ -225,15 +235,10 @@ class Host:
             load_timeout=extension_load_timeout(config.data),
             snapshot=snapshot if trusted else None,
         )
-        from vis_core.tools.edit import remove_stale_temps
-
-        # Interrupted writes' temp files go in the background: a large workspace's walk must
-        # not hold up the first prompt (only files older than a minute are removed).
+        # Interrupted writes' temp files and the folders of a killed Vis go in the
+        # background: a large workspace's walk must not hold up the first prompt.
         threading.Thread(
-            target=remove_stale_temps,
-            args=(options.workspace,),
-            name="vis-stale-temps",
-            daemon=True,
+            target=_tidy, args=(options.workspace,), name="vis-stale-temps", daemon=True
         ).start()
         return cls(options, paths, config, store, extensions, snapshot, order)
 

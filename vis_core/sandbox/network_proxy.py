@@ -20,17 +20,15 @@ import asyncio
 import contextlib
 import ipaddress
 import logging
-import os
 import re
-import shutil
 import socket
-import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from vis_core.model.network import HeaderRewrite, NetworkRequest, NetworkResponse
+from vis_core.system.leftovers import owned_folder, release
 from vis_core.system.loops import end_tasks
 from vis_core.system.network_bridge import SOCKET_NAME
 
@@ -111,8 +109,8 @@ class NetworkProxy:
         """Listen; the folder to bind into the jail (0700, holding only the socket)."""
         if self._server is not None and self.folder is not None:
             return self.folder
-        self.folder = Path(tempfile.mkdtemp(prefix="vis-net-"))  # short: a socket path is
-        os.chmod(self.folder, 0o700)  # limited to 107 bytes
+        # 0700, short (a socket path is limited to 107 bytes), swept if Vis is killed
+        self.folder = owned_folder("vis-net-")
         self._server = await asyncio.start_unix_server(
             self._serve, path=str(self.socket_path), limit=MAX_HEAD
         )
@@ -127,7 +125,7 @@ class NetworkProxy:
         await end_tasks(self._tasks)
         folder, self.folder = self.folder, None
         if folder is not None:
-            shutil.rmtree(folder, ignore_errors=True)
+            release(folder)
 
     # -- one connection ----------------------------------------------------------------------
 

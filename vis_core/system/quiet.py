@@ -25,7 +25,6 @@ import contextlib
 import fcntl
 import os
 import signal
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -127,18 +126,19 @@ def _start_after(fd: int, start: Callable[[], None]) -> None:
 
 
 def hold_file() -> str:
-    """The file this process locks while it holds the model's processes, made once and
-    removed at exit; its extension workers are given it in ``HOLD_ENV``."""
+    """The file this process locks while it holds the model's processes, made once (in a
+    folder of its own, removed at exit or swept after a kill: :mod:`leftovers`); its
+    extension workers are given it in ``HOLD_ENV``."""
+    from vis_core.system.leftovers import owned_folder, release
+
     with _MODEL.gate:
         if _MODEL.hold is None:
-            _MODEL.hold, _MODEL.hold_path = tempfile.mkstemp(prefix="vis-hold-")
-            atexit.register(_remove_hold, _MODEL.hold_path)
+            folder = owned_folder("vis-hold-")
+            path = folder / "hold"
+            _MODEL.hold = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+            _MODEL.hold_path = str(path)
+            atexit.register(release, folder)
         return _MODEL.hold_path
-
-
-def _remove_hold(path: str) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(path)
 
 
 def held_processes() -> list[int]:

@@ -207,6 +207,7 @@ def _diff_rows(prefix: str, rows: list[str]) -> list[str]:
 
 
 def _changed_part(hunk: tuple[int, list[str], list[str]]) -> tuple[int, list[str], list[str]]:
+    """``hunk`` without the lines its edit wrote back as they were, at its start and end."""
     lo, old, new = hunk
     head = 0
     while head < min(len(old), len(new)) and old[head] == new[head]:

@@ -358,7 +358,7 @@ class Transcript(SteadyScroll, can_focus=False):
         self,
         views: list[StoredTurnView | TurnView],
         *,
-        before: int | None = None,
+        before: int | Widget | None = None,
         after: Widget | None = None,
     ) -> AwaitMount:
         """Mount ``views`` (after every child, unless ``before`` or ``after`` say where),
@@ -594,10 +594,12 @@ class Transcript(SteadyScroll, can_focus=False):
                 if generation != self._generation:
                     return  # cleared meanwhile (another session shown)
                 views = [self._stored_view(turn) for turn in page.turns if turn.turn_id != starting]
-                if above is not None:
+                if above is not None and above.parent is self:
                     await self._mount_hidden(views, after=above)
-                else:  # at the top: before a new turn mounted meanwhile, if any
-                    await self._mount_hidden(views, before=0 if self.children else None)
+                elif above is None and self.children:  # at the top, before what came since
+                    await self._mount_hidden(views, before=0)
+                else:  # its place went meanwhile: before a new turn, if any
+                    await self._mount_hidden(views, before=hidden[0] if hidden else None)
                 self._oldest_position = page.turns[0].position if page.turns else None
                 self._store_has_older = self.has_older = page.has_older
                 hidden[:0] = views

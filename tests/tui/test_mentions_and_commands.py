@@ -207,3 +207,24 @@ async def test_esc_stops_a_running_bang_command(workspace: Path) -> None:
         assert turn.status == "cancelled"
         assert not _stored(app, UserContext)  # nothing half-run reaches the model
     assert not (workspace / "late.txt").exists()
+
+
+async def test_a_command_that_fails_inside_vis_says_so_in_the_transcript(workspace: Path) -> None:
+    """A command's own error is its result; a failure around it (the store refusing the
+    note it keeps, say) ended its worker in silence: the person saw nothing happen."""
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        assert app.core is not None
+
+        async def failing(session: object, text: str) -> object:
+            raise OSError(28, "No space left on device")
+
+        app.core.run_command = failing  # type: ignore[method-assign]
+        await type_keys(pilot, *"/help", "enter")
+
+        def said() -> list[str]:
+            return [m.source for m in app.main.transcript.query(SystemMessage)]
+
+        await until(pilot, lambda: any("/help failed" in text for text in said()))
+        assert "OSError: [Errno 28] No space left on device" in said()[-1]

@@ -619,7 +619,13 @@ class MainScreen(Screen[None]):
         if info.saveable:
             self.core.add_prompt(self.session.id, text)
             self.prompt.remember(text)
-        result = await self.core.run_command(self.session, text)
+        try:
+            result = await self.core.run_command(self.session, text)
+        except Exception as exc:  # a command's own failure is its result; this is Vis's
+            self.transcript.add_message(
+                f"**/{name} failed:** {type(exc).__name__}: {exc}", classes="error"
+            )
+            return
         self.show_plan()
         if self.session.model.provider is not None:  # /model NAME switched it
             self.status_bar.model = self.session.model.label

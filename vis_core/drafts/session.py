@@ -11,12 +11,14 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from vis_core.drafts.hooks import NO_HOOKS, DraftHooks
 from vis_core.drafts.service import Drafts
 from vis_core.model.draft import Draft, DraftAction, DraftBackend, DraftReview
 from vis_core.tools.display import plural
+
+T = TypeVar("T")
 
 Mover = Callable[[Path, Path], None]  # (workspace root, project root)
 # (old workspace root, new one): what runs now (a block's sandbox) follows before the call returns
@@ -87,6 +89,14 @@ class SessionDrafts:
         self._slot: tuple[str, Path] | None = None
         self._draft = self._resumable(drafts.of_session(session_id))
         self._shown: DraftReview | None = None
+        # the draft's git steps take its index lock: two at once (the status bar's count of
+        # its files beside a sync the person asked for) made one fail
+        self._one_at_a_time = asyncio.Lock()
+
+    async def _in_thread(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``function`` of the drafts in a thread, after any other of this session's."""
+        async with self._one_at_a_time:
+            return await asyncio.to_thread(function, *args, **kwargs)
 
     @classmethod
     def alone(cls, drafts: Drafts, draft: Draft) -> SessionDrafts:
@@ -137,14 +147,14 @@ class SessionDrafts:
     async def changed_files(self) -> list[str]:
         """The draft's files that approval would bring (git reads them: in a thread)."""
         draft = self._draft
-        return [] if draft is None else await asyncio.to_thread(self.drafts.changed_files, draft)
+        return [] if draft is None else await self._in_thread(self.drafts.changed_files, draft)
 
     async def review(self) -> DraftReview:
         """:meth:`changed_files` and the diff of what approval would bring."""
         draft = self._draft
         if draft is None:
             return DraftReview([], "", "")
-        return await asyncio.to_thread(self.drafts.review, draft)
+        return await self._in_thread(self.drafts.review, draft)
 
     async def show(self) -> DraftReview:
         """:meth:`review`, as the person is shown it (``/draft``): what their approval lands
@@ -162,7 +172,7 @@ class SessionDrafts:
     async def create(self, label: str | None = None) -> Draft:
         slot = self._slot[0] if self._slot is not None else None
         before = self.roots().workspace
-        draft = await asyncio.to_thread(
+        draft = await self._in_thread(
             self.drafts.create,
             self.live.workspace,
             self.session_id,
@@ -181,7 +191,7 @@ class SessionDrafts:
 
     async def sync(self) -> list[str]:
         draft = self._need()
-        files = await asyncio.to_thread(self.drafts.sync, draft, self.hooks)
+        files = await self._in_thread(self.drafts.sync, draft, self.hooks)
         text = f"Synced draft {draft.label}: {plural(len(files), 'file')} came in"
         await self.announce(DraftAction.SYNCED, draft, len(files), text)
         return files
@@ -190,7 +200,7 @@ class SessionDrafts:
         """Approve the draft; ``reviewed``: the state the person was shown (refused when the
         draft changed since)."""
         draft = self._need()
-        result = await asyncio.to_thread(
+        result = await self._in_thread(
             self.drafts.approve, draft, message, self.hooks, reviewed or None
         )
         self._enter(None)
@@ -200,7 +210,7 @@ class SessionDrafts:
 
     async def discard(self) -> None:
         draft = self._need()
-        await asyncio.to_thread(self.drafts.discard, draft, self.hooks)
+        await self._in_thread(self.drafts.discard, draft, self.hooks)
         self._enter(None)
         text = f"Discarded draft {draft.label}; the live workspace is as it was"
         await self.announce(DraftAction.DISCARDED, draft, 0, text)

@@ -62,18 +62,21 @@ async def test_replace_insert_delete_in_one_call(ctx: ToolContext, py: Path) -> 
     assert again.version == 3 and py.read_text().startswith("first = 1\n")
 
 
+def _applies_with_patch_command(diff: str, before: str, after: str, tmp_path: Path) -> None:
+    """``diff`` turns ``before`` into ``after`` with patch(1)."""
+    copy = tmp_path / "copy.py"
+    copy.write_text(before)
+    done = subprocess.run(["patch", "-s", str(copy)], input=diff, text=True, capture_output=True)
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert copy.read_text() == after
+
+
 async def test_diff_applies_with_patch_command(ctx: ToolContext, py: Path, tmp_path: Path) -> None:
     before = py.read_text()
     result = await patch_file(
         ctx, "m.py", 1, [edit(1, 1, "a = 0\n"), edit(10, 10, "z = 9\nzz = 10\n")]
     )
-    copy = tmp_path / "copy.py"
-    copy.write_text(before)
-    done = subprocess.run(
-        ["patch", "-s", str(copy)], input=result.diff, text=True, capture_output=True
-    )
-    assert done.returncode == 0, done.stderr + done.stdout
-    assert copy.read_text() == py.read_text()
+    _applies_with_patch_command(result.diff, before, py.read_text(), tmp_path)
 
 
 async def test_lines_an_edit_writes_back_unchanged_are_context_not_changes(
@@ -90,13 +93,7 @@ async def test_lines_an_edit_writes_back_unchanged_are_context_not_changes(
     assert (
         "@@ -2,6 +2,7 @@\n line2 = 2\n line3 = 3\n line4 = 4\n+mid = 0\n line5 = 5\n" in result.diff
     )
-    copy = tmp_path / "copy.py"
-    copy.write_text(before)
-    done = subprocess.run(
-        ["patch", "-s", str(copy)], input=result.diff, text=True, capture_output=True
-    )
-    assert done.returncode == 0, done.stderr + done.stdout
-    assert copy.read_text() == py.read_text()
+    _applies_with_patch_command(result.diff, before, py.read_text(), tmp_path)
     # an edit that writes its lines back as they were changes nothing
     same = await patch_file(ctx, "m.py", 2, [edit(1, 2, "line1 = 1\nline2 = 2\n")])
     assert (same.diff, same.added, same.removed) == ("", 0, 0)

@@ -74,7 +74,7 @@ def export_session(store: Store, row: SessionRow, fmt: ExportFormat) -> str:
     clean = _cleaner(redactors)
     if fmt is ExportFormat.HTML:
         return _html(session, clean)
-    return clean(_markdown(session))
+    return _markdown(session, clean)
 
 
 def write_export(path: Path, text: str, root: Path | None = None) -> Path:
@@ -205,9 +205,11 @@ def _quote(text: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in text.splitlines() or [""])
 
 
-def _markdown(session: StoredSession) -> str:
+def _markdown(session: StoredSession, clean: Callable[[str], str]) -> str:
+    """The session as Markdown, ``clean`` applied a turn at a time: over the whole text at
+    once, each of its C calls held the GIL, and the app's loop, for up to 150 ms."""
     row = session.row
-    out = [
+    head = [
         f"# {row.title or 'Untitled session'}",
         "",
         f"- Session: `{row.id}`",
@@ -215,9 +217,12 @@ def _markdown(session: StoredSession) -> str:
         f"- Turns: {len(session.turns)}",
         "",
     ]
+    parts = [clean("\n".join(head))]
     for turn in session.turns:
+        out: list[str] = []
         _markdown_turn(turn, out)
-    return "\n".join(out) + "\n"
+        parts.append(clean("\n".join(out)))
+    return "\n".join(parts) + "\n"
 
 
 def _markdown_turn(turn: StoredTurn, out: list[str]) -> None:
@@ -352,16 +357,16 @@ def _json(store: Store, row: SessionRow, redactors: list[Redactor]) -> str:
         text = stored.data
         if any(redactor.in_json(text) for redactor in redactors):
             text = orjson.dumps(_redacted(orjson.loads(text), redactors)).decode()
-        lines.append(text)
-    body = orjson.dumps(head).decode()[:-1] + ',"events":[\n' + ",\n".join(lines) + "\n]}\n"
-    return _terminal_json(body)
+        lines.append(_terminal_json(text))  # a line at a time: the loop runs between two
+    opening = _terminal_json(orjson.dumps(head).decode()[:-1])
+    return opening + ',"events":[\n' + ",\n".join(lines) + "\n]}\n"
 
 
 _UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _terminal_json(text: str) -> str:
-    """:func:`terminal_json` of a long text: only the few places that need it are changed."""
+    """:func:`terminal_json` of a JSON text: only the few places that need it are changed."""
     return _UNSAFE_IN_JSON.sub(lambda m: terminal_json(m.group()), text)
 
 

@@ -181,6 +181,30 @@ async def test_pages_are_read_from_the_store_off_the_apps_thread(workspace: Path
     assert not any(on_main for _, on_main in readers), readers
 
 
+async def test_a_note_after_the_turns_stays_after_them_when_the_newest_page_comes_back(
+    workspace: Path,
+) -> None:
+    """Ctrl+End after paging far up mounted the newest page after every other row: a note
+    shown below the turns (the one saying no model is set up, say) went above them."""
+    session_id = _store_session(workspace, 70)
+    app = vis_app(workspace, resume=session_id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        transcript = app.main.transcript
+        transcript.max_turns = 30
+        note = transcript.add_message("a note after the turns")
+        await pilot.pause()
+        assert transcript.children[-1] is note
+        await _to_the_oldest(pilot, transcript)
+        await pilot.press("ctrl+end")
+        await until(pilot, lambda: _positions(transcript) == list(range(51, 71)))
+        await until(pilot, lambda: all(view.display for view in transcript._mounted_turns()))
+        assert transcript.children[-1] is note
+        assert transcript.children.index(note) > transcript.children.index(
+            transcript._mounted_turns()[-1]
+        )
+
+
 def _shown(transcript: Transcript) -> list[str]:
     """The transcript's text on screen, line by line, without its scrollbar."""
     region = transcript.scrollable_content_region

@@ -575,6 +575,11 @@ class Transcript(SteadyScroll, can_focus=False):
         if not self._below or self.loader is None:
             return
         mounted = self._mounted_turns()
+        children = list(self.children)
+        first = children.index(mounted[0]) if mounted else len(children)
+        # the page goes where the first of those turns was: after the row above it (a note
+        # shown after the turns stays after them), or first
+        above = children[first - 1] if first else None
         self._forget(mounted)
         self.remove_children(mounted)
         self._above.clear()
@@ -582,8 +587,6 @@ class Transcript(SteadyScroll, can_focus=False):
         self._ready.clear()
         self._generation += 1
         loader, generation = self.loader, self._generation
-        kept = [child for child in self.children if child not in mounted]
-        above = kept[-1] if kept else None  # the page goes after it: before what comes next
         hidden: list[Widget] = []
         self._hidden = hidden  # a new turn (add_turn, next) shows with the page
         self._loading = True  # no paging from the scroll the removal resets

@@ -104,6 +104,13 @@ async def _to_the_oldest(pilot: Any, transcript: Transcript) -> None:
     await until(pilot, lambda: transcript.has_newer and transcript._predraw_timer is None)
 
 
+async def _back_to_the_newest(pilot: Any, transcript: Transcript) -> None:
+    """Ctrl+End, until the newest page of the 70 stored turns shows."""
+    await pilot.press("ctrl+end")
+    await until(pilot, lambda: _positions(transcript) == list(range(51, 71)))
+    await until(pilot, lambda: all(view.display for view in transcript._mounted_turns()))
+
+
 async def test_the_newest_page_is_drawn_a_turn_at_a_time_before_it_shows_again(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -173,9 +180,7 @@ async def test_pages_are_read_from_the_store_off_the_apps_thread(workspace: Path
         transcript._fetching = True  # no read ahead: each page is read as paging needs it
         await _to_the_oldest(pilot, transcript)
         transcript._fetching = False
-        await pilot.press("ctrl+end")
-        await until(pilot, lambda: _positions(transcript) == list(range(51, 71)))
-        await until(pilot, lambda: all(view.display for view in transcript._mounted_turns()))
+        await _back_to_the_newest(pilot, transcript)
         assert not transcript.has_newer and transcript.has_older
     assert [before for before, _ in readers] == [51, 31, 11, None]
     assert not any(on_main for _, on_main in readers), readers
@@ -196,9 +201,7 @@ async def test_a_note_after_the_turns_stays_after_them_when_the_newest_page_come
         await pilot.pause()
         assert transcript.children[-1] is note
         await _to_the_oldest(pilot, transcript)
-        await pilot.press("ctrl+end")
-        await until(pilot, lambda: _positions(transcript) == list(range(51, 71)))
-        await until(pilot, lambda: all(view.display for view in transcript._mounted_turns()))
+        await _back_to_the_newest(pilot, transcript)
         assert transcript.children[-1] is note
         assert transcript.children.index(note) > transcript.children.index(
             transcript._mounted_turns()[-1]

@@ -59,13 +59,20 @@ async def started(app: VisApp, pilot: Pilot[int]) -> None:
     await pilot.pause()
 
 
-async def until(pilot: Pilot[Any], condition: Callable[[], bool], seconds: float = 20) -> None:
-    """Let the app run until ``condition`` holds (fails the test after ``seconds``)."""
+async def until(
+    pilot: Pilot[Any],
+    condition: Callable[[], bool],
+    seconds: float = 20,
+    seen: Callable[[], object] | None = None,
+) -> None:
+    """Let the app run until ``condition`` holds (fails the test after ``seconds``, saying
+    what ``seen`` returns then)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
     while not condition():
         if loop.time() > deadline:
-            raise AssertionError("the app did not reach the expected state in time")
+            shown = "" if seen is None else f": {seen()!r}"
+            raise AssertionError(f"the app did not reach the expected state in time{shown}")
         await pilot.pause(0.02)
 
 

@@ -291,7 +291,11 @@ async def test_slash_draft_offers_approve_sync_and_discard_as_buttons(
         subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
         subprocess.run(["git", "commit", "-qm", "b"], cwd=repo, check=True)
         await pilot.press("s")  # sync: main's commit comes in, and the draft is shown again
-        await until(pilot, lambda: any("Synced draft btn" in s for s in _said(app)))
+        await until(
+            pilot,
+            lambda: any("Synced draft btn" in s for s in _said(app)),
+            seen=lambda: (_said(app), app.screen),  # seen failing twice in full runs
+        )
         await until(pilot, lambda: isinstance(app.screen, DraftScreen) and app.screen is not screen)
         await on_top(pilot, DraftScreen)
         note = str(app.screen.query_one("#draft-note", Static).render())

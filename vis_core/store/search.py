@@ -72,26 +72,25 @@ class SearchMixin:
                     f"SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.id IN ({marks})", chunk
                 ):
                     sessions[row[0]] = session_row(row)
-            ranked = _ranked(found, sessions)[:limit]
-            # snippets of the shown hits only: cut from every matching row, they cost most
-            snippets = {
-                (session_id, name): _snippet(conn, name, match, rowid)
-                for session_id in ranked
-                for name, (_, rowid) in found[session_id].items()
-            }
-        hits = []
-        for rank, session_id in enumerate(ranked, start=1):
-            names = tuple(name for name in _ORDER if name in found[session_id])
-            shown = {name: snippets[session_id, name] for name in names}
-            hits.append(
-                SearchHit(
-                    session=sessions[session_id],
-                    rank=rank,
-                    fields=names,
-                    snippet=shown[names[0]],
-                    snippets=shown,
+            hits = []
+            for rank, session_id in enumerate(_ranked(found, sessions)[:limit], start=1):
+                # snippets of the shown hits only: cut from every matching row, they cost most
+                fields = found[session_id]
+                shown = {
+                    name: _snippet(conn, table, match, fields[name][1])
+                    for name, table, _ in _FIELDS
+                    if name in fields
+                }
+                names = tuple(shown)
+                hits.append(
+                    SearchHit(
+                        session=sessions[session_id],
+                        rank=rank,
+                        fields=names,
+                        snippet=shown[names[0]],
+                        snippets=shown,
+                    )
                 )
-            )
         return hits
 
 
@@ -108,9 +107,8 @@ def _ranked(
     return sorted((sid for sid in found if sid in sessions), key=key)
 
 
-def _snippet(conn: sqlite3.Connection, name: str, match: str, rowid: int) -> str:
-    """The snippet of row ``rowid`` of field ``name``'s table, its matches marked."""
-    table = next(table for field, table, _ in _FIELDS if field == name)
+def _snippet(conn: sqlite3.Connection, table: str, match: str, rowid: int) -> str:
+    """The snippet of row ``rowid`` of the search table ``table``, its matches marked."""
     row = conn.execute(
         f"SELECT snippet({table}, 0, ?, ?, '…', 12) FROM {table} WHERE {table} MATCH ? "
         "AND rowid = ?",

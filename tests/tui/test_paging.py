@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pilot_keys import type_keys
+from textual.pilot import Pilot
 from textual.widget import Widget
 
+from vis_tui.app import VisApp
 from vis_tui.widgets.stored_turn import StoredTurnView
 from vis_tui.widgets.transcript import Transcript
 
@@ -21,6 +25,19 @@ def _store_session(workspace: Path, turns: int) -> str:
     return store_session(workspace, [f"request {n}" for n in range(1, turns + 1)], title="long")
 
 
+@contextlib.asynccontextmanager
+async def _paging(
+    workspace: Path, script: Path | None = None
+) -> AsyncIterator[tuple[VisApp, Pilot[int], Transcript]]:
+    """The app resumed on a stored session of 70 turns, at most 30 of them mounted."""
+    app = vis_app(workspace, script, resume=_store_session(workspace, 70))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        transcript = app.main.transcript
+        transcript.max_turns = 30
+        yield app, pilot, transcript
+
+
 def _positions(transcript: Transcript) -> list[int]:
     return [child.position for child in transcript._mounted_turns()]
 
@@ -28,12 +45,7 @@ def _positions(transcript: Transcript) -> list[int]:
 async def test_paging_keeps_at_most_max_turns_mounted_and_brings_them_back(
     workspace: Path,
 ) -> None:
-    session_id = _store_session(workspace, 70)
-    app = vis_app(workspace, resume=session_id)
-    async with app.run_test(size=(100, 30)) as pilot:
-        await started(app, pilot)
-        transcript = app.main.transcript
-        transcript.max_turns = 30
+    async with _paging(workspace) as (app, pilot, transcript):
         assert _positions(transcript) == list(range(51, 71))
         for _ in range(300):
             if _positions(transcript)[:1] == [1]:
@@ -117,12 +129,7 @@ async def test_the_newest_page_is_drawn_a_turn_at_a_time_before_it_shows_again(
     """Ctrl+End after paging far up mounted the newest page in one layout: its 20 stored
     turns drawn in one step of the loop, while keys and frames waited. Each is drawn in a
     step of its own now, the newest first, before the page shows at the end."""
-    session_id = _store_session(workspace, 70)
-    app = vis_app(workspace, resume=session_id)
-    async with app.run_test(size=(100, 30)) as pilot:
-        await started(app, pilot)
-        transcript = app.main.transcript
-        transcript.max_turns = 30
+    async with _paging(workspace) as (app, pilot, transcript):
         await _to_the_oldest(pilot, transcript)
         drawn = _watch_draws(monkeypatch)
         await pilot.press("ctrl+end")
@@ -140,12 +147,11 @@ async def test_a_new_turn_after_paging_up_goes_after_the_newest_page_and_shows_w
 ) -> None:
     """The newest page comes back above the new turn, without the new turn: the store has it
     already, and it showed twice before (a stored view, then the live one)."""
-    session_id = _store_session(workspace, 70)
-    app = vis_app(workspace, write_script(tmp_path, [{"text": "done"}]), resume=session_id)
-    async with app.run_test(size=(100, 30)) as pilot:
-        await started(app, pilot)
-        transcript = app.main.transcript
-        transcript.max_turns = 30
+    async with _paging(workspace, write_script(tmp_path, [{"text": "done"}])) as (
+        app,
+        pilot,
+        transcript,
+    ):
         await _to_the_oldest(pilot, transcript)
         await type_keys(pilot, *"newest", "enter")
         await until(pilot, lambda: not app.main.turn_running and 71 in _positions(transcript))
@@ -162,12 +168,7 @@ async def test_pages_are_read_from_the_store_off_the_apps_thread(workspace: Path
     """Paging up past what was read ahead, and Ctrl+End back to the newest page, read their
     store pages on the app's thread (SQLite queries between two frames); both read them in
     a thread now, and page as before."""
-    session_id = _store_session(workspace, 70)
-    app = vis_app(workspace, resume=session_id)
-    async with app.run_test(size=(100, 30)) as pilot:
-        await started(app, pilot)
-        transcript = app.main.transcript
-        transcript.max_turns = 30
+    async with _paging(workspace) as (app, pilot, transcript):
         loader = transcript.loader
         assert loader is not None
         readers: list[tuple[int | None, bool]] = []
@@ -191,12 +192,7 @@ async def test_a_note_after_the_turns_stays_after_them_when_the_newest_page_come
 ) -> None:
     """Ctrl+End after paging far up mounted the newest page after every other row: a note
     shown below the turns (the one saying no model is set up, say) went above them."""
-    session_id = _store_session(workspace, 70)
-    app = vis_app(workspace, resume=session_id)
-    async with app.run_test(size=(100, 30)) as pilot:
-        await started(app, pilot)
-        transcript = app.main.transcript
-        transcript.max_turns = 30
+    async with _paging(workspace) as (app, pilot, transcript):
         note = transcript.add_message("a note after the turns")
         await pilot.pause()
         assert transcript.children[-1] is note

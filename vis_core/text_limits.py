@@ -43,11 +43,15 @@ def printable(text: str) -> str:
 
 
 def one_line(text: str, limit: int = MAX_SUMMARY_CHARS) -> str:
-    """``text`` folded to one line of at most ``limit`` characters (``…`` marks a cut)."""
+    """``text`` folded to one line of at most ``limit`` characters and twice as many UTF-8
+    bytes (a line of wide characters is cut shorter: an Activity's lines hold 512 bytes);
+    ``…`` marks a cut."""
     flat = " ".join(text.split())
-    if len(flat) <= limit:
+    if len(flat) > limit:
+        flat = flat[: limit - 1] + "…"
+    if len(flat.encode("utf-8")) <= 2 * limit:
         return flat
-    return flat[: limit - 1] + "…"
+    return flat.encode("utf-8")[: 2 * limit - 3].decode("utf-8", "ignore").rstrip("…") + "…"
 
 
 def format_size(size: int) -> str:

@@ -110,3 +110,22 @@ def test_command_stages_respect_quotes() -> None:
     assert command_stages("a || b; c") == ("a", "|| b", "; c")
     assert command_stages('echo "x && y" | wc -l') == ('echo "x && y"', "| wc -l")
     assert command_stages("ls") == ("ls",)
+
+
+def test_wide_or_long_arguments_still_draw_a_summary(tools: dict) -> None:
+    """An Activity's line holds 512 UTF-8 bytes; a 300-character ``version`` (a model passing
+    the old text where the version goes), a long path or a query of wide characters made the
+    built-ins' render raise, and the row lost its summary. Each now draws one, cut."""
+    wide = "検索" * 150
+    error = ValueError("patch: version must be the int after '@', got " + repr("x" * 300))
+    cases = [
+        render(tools["patch"], "failure", "a.py", "x" * 300, [], error=error),
+        render(tools["cat"], "failure", "d/" * 300 + "a.py", error=FileNotFoundError("cat: no")),
+        render(tools["grep"], "failure", wide, [wide], error=ValueError(wide)),
+        render(tools["run_tests"], "failure", [wide], error=RuntimeError(wide)),
+    ]
+    one_word = render(tools["shell"], "failure", "true", error=RuntimeError("interrupted"))
+    assert one_word.summary == "true: interrupted"  # a message with no tool name before it
+    for shown in cases:
+        assert "…" in shown.summary, shown.summary
+        assert len(shown.summary.encode()) <= 512

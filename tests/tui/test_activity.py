@@ -289,3 +289,43 @@ async def test_a_failed_call_s_row_says_an_error_its_summary_does_not(harness) -
         await until(pilot, lambda: row.has_class("-expanded"))
         await pilot.pause()
         assert not row.query(".activity-error")  # said once, in the header
+
+
+async def test_a_summary_that_says_the_error_in_short_paths_or_cut_is_not_followed_by_it(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A failed call's summary says its error with paths shortened (``~/…``, relative to the
+    workspace) and cut at 200 characters; the error names the paths whole. The header said
+    the error a second time after the summary (six lines of the same words for run_tests
+    without pytest in the jail). Now the header says it once, and the opened row shows it
+    whole when the summary was cut."""
+    far = workspace / "deep" / "missing.py"
+    script = write_script(
+        tmp_path,
+        [
+            {"code": f"await cat({str(far)!r})"},
+            {"code": f"await patch({str(far)!r}, {'x' * 300!r}, 'y')"},
+            {"text": "done"},
+        ],
+    )
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"go", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "done")
+        await pilot.pause()
+        read, edit = app.main.query(ActivityRow)
+        assert read.record.error and str(far.parent) in read.record.error  # the whole path
+        read_header = _text(read.query_one(".activity-header", Static))
+        assert read_header.count("does not exist") == 1, read_header
+        assert str(workspace) not in read_header  # shown relative
+        assert edit.record.error and "x" * 300 in edit.record.error
+        edit_header = _text(edit.query_one(".activity-header", Static))
+        assert edit_header.endswith("…"), edit_header  # the summary, cut, is the line's end
+        assert edit_header.count("version must be") == 1, edit_header
+        edit.focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: edit.has_class("-expanded"))
+        await pilot.pause()
+        (shown,) = edit.query(".activity-error")
+        assert "x" * 300 in " ".join(_text(shown).split())  # the whole error, opened

@@ -420,15 +420,51 @@ def shown_state(record: ActivityRecord) -> ActivityState:
 
 
 def error_in_header(record: ActivityRecord) -> bool:
-    """Whether the row's one line already says the error (it is then not said again)."""
+    """Whether the row's one line already says the whole error (it is then not said again)."""
     if not record.error or record.presentation is None:
         return warned(record)
+    error, said = _header_texts(record)
+    return bool(error) and error in said
+
+
+def error_begun_in_header(record: ActivityRecord) -> bool:
+    """Whether the row's one line says the start of the error but was cut (``…``) before its
+    end: the line needs nothing after it, and the opened row shows the error whole."""
+    if not record.error or record.presentation is None or warned(record):
+        return False
+    error, said = _header_texts(record)
+    if not error or not said.endswith("…"):
+        return False
+    said = said[:-1]
+    start = said.find(error[:_ERROR_LEAD])
+    while start >= 0:
+        if error.startswith(said[start:]):
+            return True
+        start = said.find(error[:_ERROR_LEAD], start + 1)
+    return False
+
+
+_ERROR_LEAD = 24  # the characters of an error a cut header must hold to count as saying it
+# a path as a message or a summary writes it: absolute, ``~/…`` or relative with a ``/``
+_PATH_WORD = re.compile(r"[^\s'\"`<>()\[\]{},;:|]*/[^\s'\"`<>()\[\]{},;:|]*")
+
+
+def _header_texts(record: ActivityRecord) -> tuple[str, str]:
+    """The error's first line and the header's summary (or outcome), as comparable texts:
+    white space folded, and each path down to its last part, since a summary shows paths
+    shortened (``~/…``, relative to the workspace) and an error as the tool wrote them."""
+    assert record.error is not None and record.presentation is not None
     message = plain_error(record.error.splitlines()[0])
-    # the header shows the summary, and the outcome only in its place
-    said = record.presentation.summary or record.presentation.outcome or ""
     # the tool's own "patch: " prefix aside, the header may carry the message itself
-    bare = message.split(": ", 1)[-1] if message.split(": ", 1)[0].isidentifier() else message
-    return bool(bare) and bare in said
+    if message.split(": ", 1)[0].isidentifier():
+        message = message.split(": ", 1)[-1]
+    said = record.presentation.summary or record.presentation.outcome or ""
+    return _comparable(message), _comparable(said)
+
+
+def _comparable(text: str) -> str:
+    folded = " ".join(text.split())
+    return _PATH_WORD.sub(lambda m: m.group(0).rstrip("/").rsplit("/", 1)[-1], folded)
 
 
 def warned(record: ActivityRecord) -> bool:

@@ -72,7 +72,8 @@ def bound_arguments(fn: Callable[..., Any], args: Any, kwargs: Any) -> dict[str,
 
 def error_text(error: object) -> str:
     text = str(error) if error is not None else "failed"
-    return one_line(text.split(": ", 1)[1] if text.split(": ", 1)[0].isidentifier() else text)
+    tool, said, message = text.partition(": ")
+    return one_line(message if said and tool.isidentifier() else text)
 
 
 def terminal_lines(pairs: list[tuple[str, str]]) -> tuple[tuple[ActivityTerminalLine, ...], int]:
@@ -140,7 +141,7 @@ def shell_call_presentation(
     if phase == RenderPhase.FAILURE:
         return ActivityPresentation(
             "Run command",
-            f"{one_line(handle.command, 160)} · {action or method}: {error_text(error)}",
+            one_line(f"{one_line(handle.command, 160)} · {action or method}: {error_text(error)}"),
             shell_presentation(handle).content,
             handle_id=handle.id,
         )

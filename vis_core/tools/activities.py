@@ -63,7 +63,9 @@ class Renders:
                 (ActivityTerminal(command_stages(given["command"])),) if tool == "shell" else ()
             )
             if phase == RenderPhase.FAILURE:
-                failed = f"{subject}: {error_text(error)}" if subject else error_text(error)
+                failed = (
+                    one_line(f"{subject}: {error_text(error)}") if subject else error_text(error)
+                )
                 return ActivityPresentation(label, failed, content)
             ended = (
                 None if phase == RenderPhase.START or result is None else done(self, given, result)
@@ -82,7 +84,7 @@ class Renders:
         return str(target if target.is_absolute() else self.workspace / target)
 
     def _cat_subject(self, given: dict[str, Any]) -> str:
-        return self._short(given.get("path"))
+        return one_line(self._short(given.get("path")), 160)
 
     def _cat(self, given: dict[str, Any], result: Any) -> ActivityPresentation | None:
         info = _info(result)
@@ -100,12 +102,12 @@ class Renders:
         return ActivityPresentation("Read file", summary)
 
     def _grep_subject(self, given: dict[str, Any]) -> str:
-        query = one_line(repr(given.get("query", "")), 120)
+        query = one_line(repr(given.get("query", "")), 100)
         paths = given.get("paths", ".")
         if paths in (".", None, ["."]):
             return query
         listed = ", ".join(self._short(p) for p in ([paths] if isinstance(paths, str) else paths))
-        return f"{query} in {one_line(listed, 120)}"
+        return f"{query} in {one_line(listed, 100)}"
 
     def _grep(self, given: dict[str, Any], result: Any) -> ActivityPresentation:
         subject, info = self._grep_subject(given), _info(result)
@@ -134,7 +136,7 @@ class Renders:
 
     def _patch_subject(self, given: dict[str, Any]) -> str:
         short, version = self._cat_subject(given), given.get("version")
-        return f"{short} @{version}" if version else short
+        return one_line(f"{short} @{version}", 160) if version else short
 
     def _patch(self, given: dict[str, Any], result: Any) -> ActivityPresentation:
         verb = "created" if result.created else "edited"

@@ -20,6 +20,7 @@ from vis_core.model.activity import (
     ActivitySection,
     ActivityState,
     ActivityTerminal,
+    error_begun_in_header,
     error_in_header,
     shown_state,
     warned,
@@ -57,11 +58,14 @@ def _summary(text: str, summary_format: str) -> Content:
 def _unsaid_error(record: ActivityRecord) -> str | None:
     """The error of a failed call whose summary does not say it (a call that failed before
     its tool said anything, an MCP server's error behind the call's arguments): the row's
-    one line says it after the summary; else None. A verdict (tests failed) says it already."""
+    one line says it after the summary; else None. A verdict (tests failed) says it already,
+    and a summary that says it, or its start before a cut (the opened row shows it whole)."""
     p = record.presentation
     if record.state is not ActivityState.FAILED or p is None or p.verdict:
         return None
-    return None if error_in_header(record) else record.error or None
+    if error_in_header(record) or error_begun_in_header(record):
+        return None
+    return record.error or None
 
 
 def headline_content(

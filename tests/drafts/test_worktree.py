@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -196,6 +197,41 @@ def test_the_repositorys_configuration_runs_nothing(repo: Path, drafts: Drafts) 
 
     assert not marker.exists()
     assert (repo / "b.txt").read_text() == "edited\n"
+
+
+def test_a_repository_the_model_makes_in_the_draft_runs_nothing_and_stays_out(
+    repo: Path, drafts: Drafts
+) -> None:
+    """The draft is the model's workspace: its code can make ``sub/.git`` with a filter in its
+    config. ``git add -A`` added it as a gitlink, and the next one ran ``git status`` in it,
+    which ran the filter on the host. Vis stages the draft's files without looking into a
+    repository of its own, and leaves that repository out of the draft."""
+    marker = repo.parent / "ran"
+    draft = drafts.create(repo, "s1", "nested")
+    root = Path(draft.root)
+    sub = root / "sub"
+    sub.mkdir()
+    git(sub, "init", "-q")
+    (sub / "a.txt").write_text("a\n")
+    (sub / ".gitattributes").write_text("* filter=evil\n")
+    git(sub, "add", "-A")
+    git(sub, "commit", "-q", "-m", "s")
+    git(sub, "config", "filter.evil.clean", f"sh -c 'echo ran >> {marker}; cat'")
+    (root / "b.txt").write_text("edited\n")
+    (root / "a.txt").unlink()
+    (root / "c.txt").mkdir()  # a new folder where no file was
+    (root / "c.txt" / "inner.txt").write_text("in\n")
+    for _ in range(2):
+        os.utime(sub / "a.txt", (1, 1))
+        assert sorted(drafts.changed_files(draft)) == ["a.txt", "b.txt", "c.txt/inner.txt"]
+    result = drafts.approve(draft, "edit b")
+    assert sorted(result["files"]) == ["a.txt", "b.txt", "c.txt/inner.txt"]
+    assert not marker.exists(), marker.read_text()
+    assert git(repo, "ls-tree", "-r", "--name-only", "HEAD").split() == [
+        ".gitignore",
+        "b.txt",
+        "c.txt/inner.txt",
+    ]
 
 
 def test_a_taken_label_and_a_second_draft_of_a_session_are_refused(

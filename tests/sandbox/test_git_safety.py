@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -176,3 +177,66 @@ def test_git_diff_shows_the_diff_with_diff_external_switched_off(workspace: Path
         assert done.returncode == 0, done.stderr
         assert b"+two" in done.stdout
     assert not marker.exists()
+
+
+# The model's code makes a repository of its own in the workspace, whose config names a filter
+# that git runs when it compares a file whose stat changed: what a submodule's config can do.
+NESTED = """
+import os
+os.makedirs("sub", exist_ok=True)
+open("sub/a.txt", "w").write("a\\n")
+open("sub/.gitattributes", "w").write("* filter=evil\\n")
+made = await shell(
+    "cd sub && git init -q && git add -A && git -c user.name=m -c user.email=m@x commit -qm s"
+    " && git config filter.evil.clean 'sh -c \\"echo ran >> ../escaped.txt; cat\\"'"
+)
+print((await made.wait(30)).exit_code)
+open("sub/.git/HEAD", "w").write("{head}\\n")  # what the workspace's gitlink says
+os.utime("sub/a.txt", (1, 1))
+"""
+
+
+async def test_a_submodules_own_config_runs_nothing_when_vis_looks_at_the_workspace(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A checkout with a submodule whose own .git/config names a filter (no trust given, no
+    model's help): the checkpoint before the first block ran ``git diff-files`` on the host,
+    and git ran ``git status`` in the submodule, which ran the filter. git now never looks
+    into a submodule for Vis."""
+    make_repo(workspace)
+    sub = workspace / "sub"
+    sub.mkdir()
+    git(sub, "init", "-q")
+    (sub / "a.txt").write_text("a\n")
+    (sub / ".gitattributes").write_text("* filter=evil\n")
+    git(sub, "add", "-A")
+    git(sub, "-c", "user.name=m", "-c", "user.email=m@x", "commit", "-q", "-m", "s")
+    marker = tmp_path / "escaped.txt"
+    git(sub, "config", "filter.evil.clean", f"sh -c 'echo ran >> {marker}; cat'")
+    git(workspace, "add", "sub")
+    git(workspace, "commit", "-q", "-m", "a submodule")
+    os.utime(sub / "a.txt", (1, 1))  # its stat differs from its index
+    outcome = await run_blocks(workspace, tmp_path, "print('any block')")
+    assert outcome.blocks[0].stdout == "any block\n", outcome.blocks[0].error
+    assert not marker.exists(), marker.read_text()
+
+
+@pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=str(BWRAP_PROBLEM))
+async def test_a_jailed_block_that_makes_a_submodule_runs_nothing_on_the_host(
+    workspace: Path, tmp_path: Path, vis_home: Path
+) -> None:
+    """The jail leaves ``sub/.git`` writable: the model's code made a repository there with a
+    filter in its config, under an uninitialised submodule; the next checkpoint's git ran the
+    filter on the host, outside the jail, where it could read Vis's environment and the
+    person's files."""
+    make_repo(workspace)
+    head = "1111111111111111111111111111111111111111"
+    git(workspace, "update-index", "--add", "--cacheinfo", f"160000,{head},sub")
+    git(workspace, "commit", "-q", "-m", "an uninitialised submodule")
+    (vis_home / "config.toml").write_text("jail = true\n")
+    planted = await run_blocks(workspace, tmp_path, NESTED.format(head=head))
+    assert planted.blocks[0].stdout == "0\n", planted.blocks[0].error
+    again = await run_blocks(workspace, tmp_path, "print('next turn')")
+    assert again.blocks[0].stdout == "next turn\n", again.blocks[0].error
+    marker = workspace / "escaped.txt"  # the filter writes beside the submodule
+    assert not marker.exists(), marker.read_text()

@@ -114,16 +114,43 @@ def changed_files(tree: Path, since: str = "HEAD") -> list[str]:
 
 
 def _stage(tree: Path) -> None:
-    """Every change of the draft's working copy in its index (untracked files included)."""
+    """Every change of the draft's working copy in its index (untracked files included).
+
+    Not ``git add -A``: it runs ``git status`` inside each submodule, whose configuration
+    (written by the model's code: the draft is its workspace) may name a filter that git
+    would run on the host. An embedded repository stays out of the index."""
     with model_stopped():  # git reads the files by path: nothing may swap a link in meanwhile
-        _refuse_too_large(tree)
-        git(["add", "-A"], tree)
+        names = paths(["ls-files", "-z", "--others", "--modified", "--exclude-standard"], tree)
+        names = [name for name in names if not name.endswith("/")]  # an embedded repository
+        _refuse_too_large(tree, names)
+        files = Beneath(tree)
+        # a tracked file that is a folder now leaves the index (its files come in on their own)
+        gone = [name for name in names if _plain_folder(files, name)]
+        for change, listed in (("--force-remove", gone), ("--add", set(names) - set(gone))):
+            if listed:
+                feed = "".join(f"{name}\0" for name in sorted(listed)).encode(
+                    "utf-8", "surrogateescape"
+                )
+                git(
+                    ["update-index", "--remove", "--replace", change, "-z", "--stdin"],
+                    tree,
+                    feed=feed,
+                )
 
 
-def _refuse_too_large(tree: Path) -> None:
-    """Refuse a new or changed file over ``LARGEST_FILE`` before ``git add`` hashes and stores
-    it whole (a sparse terabyte file costs a block's code nothing to make)."""
-    names = paths(["ls-files", "-z", "--others", "--modified", "--exclude-standard"], tree)
+def _plain_folder(files: Beneath, name: str) -> bool:
+    """Whether ``name`` is a folder that is not a repository of its own (a submodule)."""
+    try:
+        return stat.S_ISDIR(files.stat(name, follow=False).st_mode) and not files.exists(
+            f"{name}/.git"
+        )
+    except OSError:
+        return False
+
+
+def _refuse_too_large(tree: Path, names: list[str]) -> None:
+    """Refuse a new or changed file over ``LARGEST_FILE`` before git hashes and stores it
+    whole (a sparse terabyte file costs a block's code nothing to make)."""
     files = Beneath(tree)
     for name in names:
         try:

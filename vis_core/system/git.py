@@ -5,7 +5,9 @@ A repository is untrusted input: its ``.git/config`` can name programs git runs 
 ``core.sshCommand``, ``gpg.program``…). Every git command Vis runs on a workspace goes through
 :func:`git_argv`: those keys are switched off on the command line (which wins over every
 config file), the system config is skipped, no pager, no network, no prompt; with the jail on
-the command also runs inside it.
+the command also runs inside it. A submodule is another repository whose configuration no
+``-c`` here can know: git runs ``git status`` inside a submodule to see whether its files
+changed (with that repository's filter drivers), so no command Vis runs looks into them.
 """
 
 from __future__ import annotations
@@ -45,6 +47,11 @@ NEUTRAL_CONFIG = (
     "safe.bareRepository=explicit",
     "core.quotePath=false",
     "color.ui=never",
+    # a submodule's own config may name drivers: git never runs git inside one for Vis
+    "diff.ignoreSubmodules=all",
+    "status.submoduleSummary=false",
+    "submodule.recurse=false",
+    "fetch.recurseSubmodules=false",
 )
 # Driver keys whose names the repository chooses: each one found is switched off too.
 _DRIVER_KEY = re.compile(
@@ -127,16 +134,23 @@ def driver_overrides(cwd: Path) -> list[str]:
 _VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"})
 
 
-def _internal_diff(args: Sequence[str]) -> list[str]:
-    """``args`` with ``--no-ext-diff`` after a ``diff`` command: ``diff.external`` is switched
-    off as empty, which ``git diff`` would otherwise try to run (and fail: "external diff
-    died"). Other commands run an external diff only when asked (``--ext-diff``)."""
+# the commands that compare the working tree, and so look into submodules unless told not to
+_WORKTREE_DIFFS = frozenset({"diff", "diff-files", "diff-index", "status"})
+
+
+def _guarded_command(args: Sequence[str]) -> list[str]:
+    """``args`` with ``--ignore-submodules=all`` after a command that compares the working
+    tree: ``git diff-files`` and ``git diff-index`` do not read ``diff.ignoreSubmodules``,
+    and would run ``git status`` in each submodule. A ``diff`` also gets ``--no-ext-diff``:
+    ``diff.external`` is switched off as empty, which ``git diff`` would otherwise try to run
+    (and fail: "external diff died"); other commands run one only when asked."""
     index = 0
     while index < len(args) and args[index].startswith("-"):
         index += 2 if args[index] in _VALUED else 1
-    if index < len(args) and args[index] == "diff":
-        return [*args[: index + 1], "--no-ext-diff", *args[index + 1 :]]
-    return list(args)
+    if index == len(args) or args[index] not in _WORKTREE_DIFFS:
+        return list(args)
+    added = ["--ignore-submodules=all", *(["--no-ext-diff"] if args[index] == "diff" else [])]
+    return [*args[: index + 1], *added, *args[index + 1 :]]
 
 
 def git_argv(
@@ -153,7 +167,7 @@ def git_argv(
     argv += driver_overrides(cwd)
     if jail_workspace is not None:
         argv += ["-C", str(cwd)]
-    argv += _internal_diff(args)
+    argv += _guarded_command(args)
     if jail_workspace is None:
         return argv
     from vis_core.system.jail import jail_argv  # here: vis.GitFailed is imported without it

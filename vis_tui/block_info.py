@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vis_core.model.activity import ActivityRecord
-from vis_core.model.block import FileChange
+from vis_core.model.block import FileChange, plain_error
 from vis_core.model.turn import BLOCK_CANCELLED
 
 if TYPE_CHECKING:  # the core's events load after the first frame
@@ -66,16 +68,28 @@ class BlockInfo:
 
 def _last(text: str) -> str:
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else ""
+    return plain_error(lines[-1]) if lines else ""
 
 
 def folds_into_activity(info: BlockInfo, records: Iterable[ActivityRecord]) -> bool:
-    """Whether the block's row may stay hidden behind the one Activity it made: exactly one
-    call of its own, no file it changed, no error that call did not show already."""
+    """Whether the block's row may stay hidden behind the one Activity it made: its code is
+    one statement, it made exactly one call of its own, printed nothing, changed no file,
+    and had no error that call did not show already. Else the row shows what the call's
+    row cannot: the rest of the code, what it printed, the files."""
     calls = [r for r in records if r.iteration_id == info.iteration_id and r.parent_id is None]
     rows = {r.group_key or r.id for r in calls}  # calls on one handle share a row
-    if len(rows) != 1 or info.files:
+    if len(rows) != 1 or info.files or info.stdout.strip() or not _one_statement(info.code):
         return False
     if info.error is None or info.cancelled:
         return True
     return _last(info.error) == _last(calls[0].error or "")
+
+
+@functools.lru_cache(maxsize=256)
+def _one_statement(code: str) -> bool:
+    """Whether ``code`` is a single statement (a block's top-level ``await`` allowed)."""
+    try:
+        tree = compile(code, "<block>", "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    except (SyntaxError, ValueError):
+        return False
+    return isinstance(tree, ast.Module) and len(tree.body) == 1

@@ -73,7 +73,7 @@ async def test_a_resumed_session_shows_the_same_block_rows_as_live(
     script = write_script(
         tmp_path,
         [
-            {"text": "First I look.", "code": 'print(await cat("a.txt"))'},
+            {"text": "First I look.", "code": 'text = await cat("a.txt")'},
             {"code": REMOVE},
             {"code": FAIL},
             {"text": "Done: removed README."},
@@ -99,6 +99,36 @@ async def test_a_resumed_session_shows_the_same_block_rows_as_live(
     assert shown.count("Python") == 2 and "Read file" in shown and "✗ README.md" in shown
     assert shown.index("First I look.") < shown.index("Read file") < shown.index("os.remove")
     assert resumed == live, "\n".join(live) + "\n=====\n" + "\n".join(resumed)
+
+
+async def test_a_block_of_one_call_shows_its_row_when_it_printed_or_did_more(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A block that made one call was shown as that call's row only, so what it printed and
+    the rest of its code were nowhere on screen (only in an export): ``print(await cat())``
+    hid the text the model read. Only a block that is the call alone, printing nothing, folds
+    into the call's row; a failed call's error is said once, whatever class names lead it."""
+    (workspace / "a.txt").write_text("hello from a\n", encoding="utf-8")
+    script = write_script(
+        tmp_path,
+        [
+            {"code": 'print(await cat("a.txt"))'},
+            {"code": 'text = await cat("a.txt")\nsize = len(text)'},
+            {"code": 'await cat("a.txt")'},
+            {"code": 'await patch("a.txt", 1, [{"text": "x"}])'},
+            {"text": "Read."},
+        ],
+    )
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 50)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"read", "enter")
+        await until(pilot, lambda: "Read." in _drawn(app, "read"))
+        shown = _drawn(app, "read")
+    assert shown.count("Python") == 2, shown  # the print, and the two statements
+    assert "printed 2 lines" in shown and "size = len(text)" in shown  # Enter opens the text
+    assert shown.count("Read file") == 3, shown
+    assert shown.count("has no 'start'") == 1, shown  # "VisToolError: PatchError: …" too
 
 
 async def test_a_cut_output_shows_the_models_copy_and_opens_the_whole_one(

@@ -141,3 +141,60 @@ def test_cli_output_redacts_secrets_and_keys_it_did_not_write(
         shown = done.stdout + done.stderr
         assert "leaking [REDACTED] and [REDACTED]" in shown, shown
         assert saved not in shown and key not in shown
+
+
+TOOLS = '''
+import vis_core.extension as vis
+
+
+class MyErr(Exception):
+    """An error of the test's own."""
+
+
+def echo(text: str) -> str:
+    """Give ``text`` back."""
+    return text
+
+
+def fail(text: str) -> str:
+    """Raise MyErr(``text``)."""
+    raise MyErr(text)
+
+
+vis.register_extension(vis.Extension(
+    name="probe", description="Echoes and fails.", alias="probe",
+    symbols=[vis.Symbol(echo), vis.Symbol(fail)],
+))
+'''
+
+
+def _run_with_tools(workspace: Path, vis_home: Path, tmp_path: Path, responses: list) -> str:
+    """``vis run`` of ``responses`` with the probe extension; what it printed on stdout."""
+    folder = vis_home / "extensions"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "probe.py").write_text(TOOLS, encoding="utf-8")
+    turn = script(tmp_path, responses)
+    args = ("run", "--provider", "scripted", "--script", str(turn), "go")
+    done = vis(*args, cwd=workspace, env_home=vis_home)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_vis_run_shows_emoji_codes_as_they_were_written(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    """Rich turned ``:x:`` into ❌ in every line print mode drew (the code, what it printed,
+    a tool's result, a file name, an error); the text now comes through as written."""
+    code = (
+        'print("a:x:b :smile: :+1:")\n'
+        "print(await probe.echo('Widget:x:1:False'))\n"
+        "open(':x:.txt', 'w').close()\n"
+        "await probe.fail(':smile: failed')"
+    )
+    shown = _run_with_tools(workspace, vis_home, tmp_path, [{"code": code}, {"text": "Done :x:"}])
+    assert not {"❌", "😄", "👍"} & set(shown), shown
+    lines = shown.splitlines()
+    assert '✗ python print("a:x:b :smile: :+1:")' in shown
+    assert "+ :x:.txt" in shown and "MyErr: :smile: failed" in shown
+    assert "  │ a:x:b :smile: :+1:" in lines and "  │ Widget:x:1:False" in lines
+    assert "Done :x:" in lines

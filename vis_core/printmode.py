@@ -81,7 +81,8 @@ _STATE_MARKS = {
 
 
 def plain(text: str) -> str:
-    """Untrusted text for a Rich-markup line: no markup, no control sequences."""
+    """Untrusted text for a Rich-markup line: no markup, no control sequences (the consoles
+    print emoji codes such as ``:x:`` as written)."""
     from rich.markup import escape
 
     return escape(terminal_text(text))
@@ -145,10 +146,14 @@ def printed_lines(stdout: str) -> list[str]:
 @functools.cache
 def _console() -> type[Console]:
     """Rich's Console, except that a closed pipe raises BrokenPipeError (Rich's own answer is
-    SystemExit(1), which would end ``vis run`` with the turn unsaved): the renderer stops."""
+    SystemExit(1), which would end ``vis run`` with the turn unsaved): the renderer stops.
+    It never turns emoji codes into emoji: ``Widget:x:1`` is text, not ``Widget❌1``."""
     from rich.console import Console
 
     class PipeConsole(Console):
+        def __init__(self, **options: Any) -> None:
+            super().__init__(emoji=False, **options)
+
         def on_broken_pipe(self) -> None:
             self.quiet = True
             raise BrokenPipeError(errno.EPIPE, "the output's reader closed it")

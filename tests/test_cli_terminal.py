@@ -198,3 +198,15 @@ def test_vis_run_shows_emoji_codes_as_they_were_written(
     assert "+ :x:.txt" in shown and "MyErr: :smile: failed" in shown
     assert "  │ a:x:b :smile: :+1:" in lines and "  │ Widget:x:1:False" in lines
     assert "Done :x:" in lines
+
+
+def test_vis_run_shows_a_tool_error_of_several_lines_on_its_one_line(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    """An extension tool's error of two lines put its second line on a line of its own under
+    the Activity's; the line now says the error's first line, as the app's row does."""
+    code = "await probe.fail('custom failure\\nsecond line')"
+    shown = _run_with_tools(workspace, vis_home, tmp_path, [{"code": code}, {"text": "Done."}])
+    lines = shown.splitlines()
+    assert "✗ fail · MyErr: custom failure" in lines, shown
+    assert "second line" not in lines

@@ -88,6 +88,12 @@ def plain(text: str) -> str:
     return escape(terminal_text(text))
 
 
+def first_line(text: str) -> str:
+    """The first line of ``text`` that is not blank: an Activity's line says an error by it,
+    as the app's row does (the error is whole in ``--json``)."""
+    return next((line for line in text.splitlines() if line.strip()), "")
+
+
 def activity_line(record: ActivityRecord) -> str:
     """One Rich-markup line: state mark, headline, summary or outcome, verdict, aside."""
     escape = plain
@@ -101,7 +107,7 @@ def activity_line(record: ActivityRecord) -> str:
     if p is not None and p.verdict:
         parts.append(f"[{'green' if p.verdict == 'passed' else 'red'}]{p.verdict}[/]")
     if record.error and record.state is ActivityState.FAILED and not error_in_header(record):
-        parts.append(f"[red]{escape(plain_error(record.error))}[/]")
+        parts.append(f"[red]{escape(plain_error(first_line(record.error)))}[/]")
     if p is not None and p.aside:
         parts.append(f"[dim]{escape(p.aside)}[/]")
     return " · ".join(parts)

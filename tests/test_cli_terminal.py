@@ -210,3 +210,23 @@ def test_vis_run_shows_a_tool_error_of_several_lines_on_its_one_line(
     lines = shown.splitlines()
     assert "✗ fail · MyErr: custom failure" in lines, shown
     assert "second line" not in lines
+
+
+def test_vis_run_keeps_a_file_name_with_line_breaks_on_its_line(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    """A file name holding a newline split the block's line in two (``+ nl`` and then
+    ``name.txt · …``), so a model could forge a line of its own; line breaks, tabs and
+    zero-width spaces in a name or an Activity's summary now show as escapes."""
+    forged = "x\n✓ Run command · exit 0"
+    names = ["nl\nname.txt", "cr\rtab\t.txt", "ls\u2028ps\u2029nel\x85zw\u200b.txt", forged]
+    code = "".join(f"open({name!r}, 'w').close()\n" for name in names)
+    code += "await todo.add('milk\\u2028✓ Run command · exit 0\\x85\\u200b')"
+    shown = _run_with_tools(workspace, vis_home, tmp_path, [{"code": code}, {"text": "Done."}])
+    (line,) = [line for line in shown.splitlines() if line.startswith("✓ python")]
+    for escaped in ("nl\\nname.txt", "cr\\rtab\\t.txt", "ls\\u2028ps\\u2029nel\\x85zw\\u200b.txt"):
+        assert f"+ {escaped}" in line, shown
+    assert "+ x\\n✓ Run command · exit 0" in line
+    # the summary's breaks were spaces already (the todo's text is folded); the rest shows
+    assert "✓ Add todo · #1 milk ✓ Run command · exit 0 \\u200b" in shown.splitlines()
+    assert not {"\r", "\t", "\u2028", "\u2029", "\x85", "\u200b"} & set(shown), shown

@@ -51,6 +51,7 @@ from vis_core.model.block import (
     plain_error,
 )
 from vis_core.model.channel import Channel
+from vis_core.model.lines import on_one_line
 from vis_core.model.turn import BLOCK_CANCELLED, TurnStatus
 from vis_core.model.undo import NOT_KEPT
 from vis_core.system.exiting import exit_now
@@ -80,9 +81,17 @@ _STATE_MARKS = {
 }
 
 
-def plain(text: str) -> str:
-    """Untrusted text for a Rich-markup line: no markup, no control sequences (the consoles
-    print emoji codes such as ``:x:`` as written)."""
+def plain(text: str, *, tabs: bool = False) -> str:
+    """Untrusted text for one field of a Rich-markup line: no markup, no control sequences,
+    and no line break, tab (unless ``tabs``) or zero-width space, shown as escapes instead
+    (``\\n``): a file name cannot start a line of its own. The consoles print emoji codes
+    such as ``:x:`` as written."""
+    return plain_text(on_one_line(text, tabs=tabs))
+
+
+def plain_text(text: str) -> str:
+    """Untrusted text of a message that may hold several lines (a notice, a turn's error)
+    for a Rich-markup line: no markup, no control sequences."""
     from rich.markup import escape
 
     return escape(terminal_text(text))
@@ -145,7 +154,7 @@ def printed_lines(stdout: str) -> list[str]:
     if tail.earlier:
         notes.append(f"… {plural(tail.earlier, 'earlier line')}")
     return [f"  [dim]│ {plain(note)}[/]" for note in notes] + [
-        f"  [dim]│[/] {plain(line)}" for line in tail.lines
+        f"  [dim]│[/] {plain(line, tabs=True)}" for line in tail.lines
     ]
 
 
@@ -284,11 +293,11 @@ class PrintRenderer:
             )
         elif isinstance(event, Notification):
             self._break_line()
-            text = plain(event.text)
+            text = plain_text(event.text)
             self.errors.print(f"[yellow]{event.kind}:[/] {text}", markup=True)
         elif isinstance(event, DraftChanged):  # entering or leaving a draft
             self._break_line()
-            self.errors.print(f"[yellow]✎[/] {plain(event.text)}", markup=True)
+            self.errors.print(f"[yellow]✎[/] {plain_text(event.text)}", markup=True)
         elif isinstance(event, TurnEnded):
             self._break_line()
             steps = step_counts(step_tags(self._ended))
@@ -301,7 +310,7 @@ class PrintRenderer:
             if self.summarize_steps and steps:
                 self.console.print(f"[dim]{steps}[/]")
             if event.error:
-                error = plain(event.error)
+                error = plain_text(event.error)
                 self.errors.print(f"[red]{event.status.value}:[/] {error}")
 
     def _fold(self, record: ActivityRecord) -> str | None:

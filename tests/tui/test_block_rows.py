@@ -229,3 +229,32 @@ def test_a_cut_output_s_row_counts_every_line_the_block_printed() -> None:
     info = BlockInfo("i1", "for i in range(2000): print(i)", ended=True, stdout=stdout)
     head = str(block_content(info)).split("\n")[0]
     assert head.endswith("· 1 line · printed 2,000 lines"), head
+
+
+async def test_a_file_name_with_line_breaks_stays_on_its_line(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A created file's name holding a newline drew its second part on a line of its own,
+    from the screen's first column; its line breaks, tab and zero-width space now show as
+    escapes, in the folded row, the opened one and an Activity's row."""
+    names = ["nl\nname.txt", "tab\tzw\u200b\u2028.txt"]
+    code = "".join(f"open({name!r}, 'w').close()\n" for name in names)
+    code += "await todo.add('milk\\u200b')"
+    script = write_script(tmp_path, [{"code": code}, {"text": "Wrote them."}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"write", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Wrote them.")
+        await until(pilot, lambda: "Add todo" in _drawn(app, "write"))
+        shown = _drawn(app, "write").splitlines()
+        assert "     + nl\\nname.txt  created" in shown, shown
+        assert "     + tab\\tzw\\u200b\\u2028.txt  created" in shown, shown
+        assert not [line for line in shown if line.startswith("name.txt")]
+        assert any(line.endswith("Add todo  #1 milk\\u200b") for line in shown), shown
+        (row,) = app.main.query(BlockRow)
+        row.focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: "+ nl\\nname.txt  created" in _drawn(app, "write"))
+        opened = _drawn(app, "write").splitlines()
+        assert not [line for line in opened if line.lstrip().startswith("name.txt")], opened

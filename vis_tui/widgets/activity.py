@@ -26,6 +26,7 @@ from vis_core.model.activity import (
     warned,
 )
 from vis_core.model.block import plain_error
+from vis_core.model.lines import on_one_line
 from vis_tui.widgets.blocks import BlockContext, render_block
 from vis_tui.widgets.blocks.terminal import terminal_tail
 from vis_tui.widgets.hanging import HangingLine
@@ -72,7 +73,8 @@ def headline_content(
     record: ActivityRecord, *, expanded: bool, expandable: bool, frame: int = 0
 ) -> HangingLine:
     """The row's one line: disclosure, state, headline, summary or outcome, aside, verdict;
-    a long one wraps under the headline, not under the disclosure and state."""
+    a long one wraps under the headline, not under the disclosure and state. A line break,
+    tab or zero-width space in a field shows as its escape (``\\u2028``)."""
     presentation = record.presentation
     marker = ("▾ " if expanded else "▸ ") if expandable else "  "
     lead = Content.assemble(
@@ -82,25 +84,27 @@ def headline_content(
     )
     parts: list[Content | tuple[str, str] | str] = []
     if presentation is None:
-        parts.append((record.tool, "bold"))
+        parts.append((on_one_line(record.tool), "bold"))
         if record.error:
-            parts.extend(["  ", (plain_error(record.error.splitlines()[0]), "$text-error")])
+            error = plain_error(record.error.splitlines()[0])
+            parts.extend(["  ", (on_one_line(error), "$text-error")])
         return HangingLine(lead, Content.assemble(*parts))
-    parts.append((presentation.headline, "bold"))
+    parts.append((on_one_line(presentation.headline), "bold"))
     if presentation.summary:
-        parts.extend(["  ", _summary(presentation.summary, presentation.summary_format)])
+        summary = on_one_line(presentation.summary)
+        parts.extend(["  ", _summary(summary, presentation.summary_format)])
     elif presentation.outcome:
-        parts.extend(["  ", (presentation.outcome, "")])
+        parts.extend(["  ", (on_one_line(presentation.outcome), "")])
     if error := _unsaid_error(record):
-        parts.extend(["  ", (plain_error(error.splitlines()[0]), "$text-error")])
+        parts.extend(["  ", (on_one_line(plain_error(error.splitlines()[0])), "$text-error")])
     if presentation.verdict == "passed":
         parts.extend(["  ", (" passed ", "bold $text-success on $success-muted")])
     elif presentation.verdict == "failed":
         parts.extend(["  ", (" failed ", "bold $text-error on $error-muted")])
     if presentation.aside:
-        parts.extend(["  ", (presentation.aside, "dim italic")])
+        parts.extend(["  ", (on_one_line(presentation.aside), "dim italic")])
     if warned(record) and record.error:
-        parts.extend(["  ", (record.error.splitlines()[0], "$text-warning")])
+        parts.extend(["  ", (on_one_line(record.error.splitlines()[0]), "$text-warning")])
     return HangingLine(lead, Content.assemble(*parts))
 
 

@@ -25,6 +25,7 @@ from vis_core.model.block import (
     format_duration,
     printed_line_count,
 )
+from vis_core.model.lines import on_one_line
 from vis_tui.block_info import BlockInfo
 from vis_tui.widgets.activity import DisclosureHeader, is_frozen
 from vis_tui.widgets.blocks.code import diff_content
@@ -75,7 +76,8 @@ def _details(info: BlockInfo, frozen: bool, running_for: float | None) -> str:
 
 
 def file_line(change: FileChange) -> Content:
-    """``✗ README.md  removed  −1``: the mark, path and kind in the change's colour."""
+    """``✗ README.md  removed  −1``: the mark, path and kind in the change's colour (a line
+    break or tab in the path shows as its escape: the path stays on its line)."""
     mark, style = _CHANGE_MARKS[change.kind]
     counts = []
     if change.added:
@@ -85,7 +87,7 @@ def file_line(change: FileChange) -> Content:
     if change.note:
         counts.append(change.note)
     return Content.assemble(
-        (f"{mark} {change.path}", style),
+        (f"{mark} {on_one_line(change.path)}", style),
         (f"  {change.kind.value}", style if change.kind is FileChangeKind.REMOVED else ""),
         (f"  {' '.join(counts)}" if counts else "", "$text-muted"),
     )

@@ -136,7 +136,8 @@ async def test_exhausted_script_fails_the_turn(workspace, tmp_path):
     finally:
         await host.close()
     assert ended.status is TurnStatus.FAILED
-    assert "script exhausted after 1 responses" in ended.error
+    assert "script exhausted after 1 response" in ended.error
+    assert "1 responses" not in ended.error
 
 
 async def test_resumed_session_keeps_conversation_and_sandbox_values(workspace, tmp_path):

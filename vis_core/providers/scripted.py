@@ -272,7 +272,10 @@ class ScriptedProvider:
                 assert overflow is not None
                 raise overflow
         if self.position >= len(self.responses):
-            raise ProviderError(f"script exhausted after {len(self.responses)} responses")
+            count = len(self.responses)
+            raise ProviderError(
+                f"script exhausted after {count} {'response' if count == 1 else 'responses'}"
+            )
         response = self.responses[self.position]
         self.position += 1
         delay = response.delay_ms / 1000

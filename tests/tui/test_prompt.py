@@ -322,3 +322,47 @@ async def test_ctrl_g_edits_the_prompt_in_the_editor(
         await pilot.press("ctrl+g")
         await pilot.pause()
         assert app.main.prompt.text == "fix the bug\nin app.py"  # no editor: a note, no loss
+
+
+def _menu_lines(app: object, menu: object) -> list[str]:
+    """The completion menu's lines as drawn, inside its border."""
+    strips = app.screen._compositor.render_strips()  # type: ignore[attr-defined]
+    box = menu.content_region  # type: ignore[attr-defined]
+    lines = ["".join(seg.text for seg in strip) for strip in strips]
+    return [line[box.x : box.right].rstrip() for line in lines[box.y : box.bottom]]
+
+
+@pytest.mark.parametrize("width", [80, 120])
+async def test_the_slash_menu_shows_usages_and_descriptions_in_two_columns(
+    workspace: Path, width: int
+) -> None:
+    """A usage of 28 characters or more ran into its description (``/export [md|html|json]
+    [PATH]Write this…``) and a wrapped description went on from the menu's first column;
+    each description now starts in its own column, two spaces or more past its usage (a
+    longer usage has its line), and wraps under that column."""
+    from vis_tui.widgets.completion import DESCRIPTION_COLUMN
+
+    app = vis_app(workspace)
+    async with app.run_test(size=(width, 30)) as pilot:
+        await started(app, pilot)
+        menu = app.main.completion
+        for typed in ("d", "ex", "co"):
+            await pilot.press("ctrl+c", "slash", *typed)
+            await until(pilot, lambda s="/" + typed: menu.display and menu.source == s)
+            await pilot.pause()
+            lines = _menu_lines(app, menu)
+            shown = "\n".join(lines)
+            said = [c for c in menu.choices if c.doc][:3]  # those the menu shows whole
+            assert said, shown
+            for choice in said:
+                (at,) = [n for n, line in enumerate(lines) if line.startswith(choice.label)]
+                rest = lines[at][len(choice.label) :]
+                doc = choice.doc.split()[0]
+                if rest:  # the description on the usage's line
+                    assert rest.startswith("  "), shown
+                else:  # on the next one
+                    at += 1
+                assert lines[at][DESCRIPTION_COLUMN:].startswith(doc), shown
+            for line in lines:  # a usage, or a description in its column
+                if line.strip() and not line.startswith("/"):
+                    assert not line[:DESCRIPTION_COLUMN].strip(), shown

@@ -9,6 +9,10 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from vis_tui.fuzzy import rank, split_rank
+from vis_tui.widgets.hanging import HangingLine, StackedLines
+
+USAGE_WIDTH = 28  # the usage column; a longer usage has a line of its own
+DESCRIPTION_COLUMN = USAGE_WIDTH + 2  # two spaces past the usage column
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,20 @@ def model_completions(model_ids: list[str], text: str) -> list[Completion]:
     ][:50]
 
 
+def choice_row(choice: Completion) -> Content | HangingLine | StackedLines:
+    """A row of the popup: the usage in bold, then the description's first line from
+    :data:`DESCRIPTION_COLUMN`, wrapped under that column (after a usage longer than its
+    column, on the next line)."""
+    usage = Content.styled(choice.label, "bold")
+    doc = choice.doc.strip().splitlines()[0] if choice.doc.strip() else ""
+    if not doc:
+        return usage
+    text = Content.styled(doc, "$text-muted")
+    if usage.cell_length <= USAGE_WIDTH:
+        return HangingLine(usage + " " * (DESCRIPTION_COLUMN - usage.cell_length), text)
+    return StackedLines(usage, HangingLine(Content(" " * DESCRIPTION_COLUMN), text))
+
+
 class CompletionMenu(OptionList, can_focus=False):
     """Shown above the prompt while something completable is typed; Tab takes the
     highlighted row."""
@@ -82,9 +100,7 @@ class CompletionMenu(OptionList, can_focus=False):
         self.clear_options()
         self.choices = choices
         for choice in choices:
-            doc = choice.doc.strip().splitlines()[0] if choice.doc.strip() else ""
-            label = Content.assemble((f"{choice.label:<28}", "bold"), (doc, "$text-muted"))
-            self.add_option(Option(label))
+            self.add_option(Option(choice_row(choice)))
         self.display = bool(choices)
         if choices and not choices[0].loose:
             self.highlighted = 0

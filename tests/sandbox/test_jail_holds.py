@@ -350,3 +350,35 @@ async def test_home_dot_files_are_writable_only_when_the_person_allows_it(
     else:
         assert "block wrote" not in out and "shell refused" in out and "patch refused" in out
         assert (home / ".bashrc").read_text() == "# mine\n"
+
+
+@jailed
+async def test_a_cut_outputs_saved_whole_text_is_read_with_cat_in_the_jail(
+    workspace: Path, tmp_path: Path, vis_home: Path
+) -> None:
+    """A cut output's note names the file the whole text went to, in Vis's own folder; the
+    jail shows the session's folder of them read-only to the block, but ``cat`` refused the
+    file as outside the workspace. cat and ls read that folder now, beneath it; nothing
+    else of Vis's folder, and grep (ripgrep follows links) still refuses."""
+    (vis_home / "config.toml").write_text("jail = true\n")
+    read = f"""
+import glob
+(saved,) = glob.glob("{vis_home}/outputs/*/*")  # the session's own folder, shown read-only
+print((await cat(saved, 4999, 5000)).splitlines()[1:])
+print(len((await ls(saved.rsplit("/", 1)[0])).splitlines()))
+for call in (cat(saved + "/../../../config.toml"), grep("row", saved)):
+    try:
+        await call
+    except Exception as exc:
+        print("is outside the workspace" in str(exc))
+"""
+    outcome = await run_blocks(workspace, tmp_path, "for i in range(5000): print('row', i)", read)
+    printed, tried = outcome.blocks
+    assert "Full output saved to: " in printed.stdout
+    assert tried.error is None, tried.error
+    assert tried.stdout.splitlines() == [
+        "['4999: row 4998', '5000: row 4999']",
+        "2",  # the folder's line and its one file
+        "True",
+        "True",
+    ], tried.stdout

@@ -145,12 +145,15 @@ class ToolContext:
         if not os.path.lexists(target):  # a name shown with \xNN for bytes that are not UTF-8
             target = Path(from_printable(str(target)))
         target = Path(os.path.normpath(target))
-        if self.jail and not self.inside(target):
+        saved = self.saved_output(target, tool) if self.jail else None
+        if saved is not None:  # read beneath the outputs folder (:meth:`files`)
+            target = saved
+        elif self.jail and not self.inside(target):
             raise OutsideWorkspace(
                 f"{tool}: {text} is outside the workspace {self.workspace}; the jail is on, so "
                 "tools reach only files under the workspace. Use a path inside it."
             )
-        if self.jail:
+        if self.jail and saved is None:
             self._check_jailed(target, text, tool)
         operation = FS_OPERATIONS.get(tool)
         if self.hooks is not None and operation is not None:
@@ -174,9 +177,25 @@ class ToolContext:
                 "read-only. Ask the person to change it."
             )
 
-    def files(self) -> Beneath:
+    def saved_output(self, target: Path, tool: str) -> Path | None:
+        """``target`` in the session's saved outputs (the whole text a cut output's note
+        names), when ``cat`` or ``ls`` asks for it; else None. The jail shows that folder
+        read-only to the block, and the two read beneath it, so through no link (``grep``
+        runs ripgrep, which would follow one)."""
+        if tool not in ("cat", "ls"):
+            return None
+        given, real = Path(os.path.normpath(target)), Path(os.path.realpath(self.output_dir))
+        for folder in (Path(os.path.normpath(self.output_dir)), real):
+            if given.is_relative_to(folder):
+                return real / given.relative_to(folder)
+        return None
+
+    def files(self, target: Path | None = None) -> Beneath:
         """Where the tools' reads and writes go, never through a link that leads elsewhere:
-        with the jail on, beneath the workspace (Vis's own folders refused); off, anywhere."""
+        with the jail on, beneath the workspace (Vis's own folders refused), or beneath the
+        saved outputs for ``target`` there; off, anywhere."""
+        if self.jail and target is not None and self.saved_output(target, "cat") is not None:
+            return Beneath(self.output_dir)
         if self.jail:  # a workspace in Vis's data folder (a draft) shows through it
             hidden = (f for f in hidden_folders() if f not in self.workspace.parents)
             return Beneath(self.workspace, tuple(hidden))
@@ -187,7 +206,7 @@ class ToolContext:
         ``OSError`` that says so for a file above :data:`READ_LIMIT` (a sparse terabyte a
         block made in an instant would be read into Vis's memory)."""
         try:
-            data = self.files().read_bytes(target, READ_LIMIT + 1)  # beneath: no escape
+            data = self.files(target).read_bytes(target, READ_LIMIT + 1)  # beneath: no escape
         except Escape as exc:
             raise self.escaped(target, exc, tool) from None
         if len(data) > READ_LIMIT:

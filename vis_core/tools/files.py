@@ -109,7 +109,7 @@ def list_folder(ctx: ToolContext, path: str = ".", depth: int = 1) -> ToolText:
         raise ValueError(f"ls: depth must be an int >= 1, got {depth!r}")
     target = ctx.resolve(path, tool="ls")
     label = ctx.display(target)
-    files = ctx.files()
+    files = ctx.files(target)
     try:
         try:
             top, _ = files.open_dir(target)

@@ -3,9 +3,11 @@ parses ``argv`` as the whole parser does."""
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 
-from vis_core.cli import SUBCOMMANDS, build_parser, parsers_for
+from vis_core.cli import SUBCOMMANDS, build_parser, main, parsers_for
 
 
 @pytest.mark.parametrize(
@@ -25,7 +27,33 @@ from vis_core.cli import SUBCOMMANDS, build_parser, parsers_for
 )
 def test_the_named_subcommand_alone_parses_as_the_whole_parser(argv: list[str]) -> None:
     assert argv[0] in SUBCOMMANDS
-    assert vars(build_parser(argv[0]).parse_args(argv)) == vars(build_parser().parse_args(argv))
+    assert _parsed(build_parser(argv[0]), argv) == _parsed(build_parser(), argv)
+
+
+def _parsed(parser: argparse.ArgumentParser, argv: list[str]) -> dict[str, object]:
+    """What ``parser`` makes of ``argv``, but the parser object of its command."""
+    return {k: v for k, v in vars(parser.parse_args(argv)).items() if k != "command_parser"}
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage"),
+    [
+        (["run", "--bogus", "x"], "usage: vis run [-h] [--json]"),
+        (["--bogus"], "usage: vis [-h]"),
+        (["sessions", "q", "--bogus"], "usage: vis sessions [-h]"),
+    ],
+)
+def test_an_unknown_option_is_said_with_the_usage_of_its_command(
+    argv: list[str], usage: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``vis run --bogus x`` printed the top parser's usage, whose command list held only
+    ``{run}`` (the only parser built), or ``{}`` for ``vis --bogus``."""
+    with pytest.raises(SystemExit) as ended:
+        main(argv)
+    err = capsys.readouterr().err
+    assert ended.value.code == 2
+    assert err.startswith(usage) and "unrecognized arguments: --bogus" in err, err
+    assert "{run}" not in err and "{}" not in err
 
 
 def test_every_subcommand_of_the_whole_parser_is_known() -> None:
@@ -52,7 +80,7 @@ def test_the_parsers_chosen_for_argv_parse_it_as_the_whole_parser(argv: list[str
         with pytest.raises(SystemExit):
             build_parser(only).parse_args(argv)
         return
-    assert vars(build_parser(only).parse_args(argv)) == vars(build_parser().parse_args(argv))
+    assert _parsed(build_parser(only), argv) == _parsed(build_parser(), argv)
 
 
 def test_the_app_alone_builds_no_subcommand_parser_but_help_lists_them_all() -> None:

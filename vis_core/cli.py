@@ -82,7 +82,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         help="resume a session (pick one when no ID is given)",
     )
     _add_web_options(parser)
-    commands = parser.add_subparsers(dest="command")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     if only in (None, "run"):
         _add_run_parser(commands)
     if only in (None, "acp"):
@@ -117,6 +117,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
         add_export_parser(commands)
         add_replay_parser(commands)
+    for sub in commands.choices.values():  # a command's own usage for what it does not take
+        sub.set_defaults(command_parser=sub)
     return parser
 
 
@@ -280,7 +282,10 @@ def _main(argv: list[str] | None) -> int:
     from vis_core.mcp.arguments import split_server_command
 
     argv, server_command = split_server_command(list(sys.argv[1:] if argv is None else argv))
-    args = build_parser(parsers_for(argv)).parse_args(argv)
+    args, unknown = build_parser(parsers_for(argv)).parse_known_args(argv)
+    if unknown:  # said with the usage of the command given (argparse: the top one's)
+        said = getattr(args, "command_parser", None) or build_parser()
+        said.error(f"unrecognized arguments: {' '.join(unknown)}")
     if args.command not in ("run", None) or args.web:
         gc.enable()
     if server_command is not None:

@@ -106,6 +106,23 @@ async def test_ctrl_d_on_an_empty_prompt_quits_and_deletes_otherwise(harness) ->
     assert app.return_code == 0
 
 
+async def test_ctrl_d_on_a_row_quits_as_on_the_empty_prompt(harness, workspace: Path) -> None:
+    """With a row focused (opened with Enter), Ctrl+D did nothing: only a letter typed first
+    gave the prompt the keys again. It reaches the prompt as a letter does."""
+    app = harness
+    async with app.run_test(size=(100, 30)) as pilot:
+        app.feed(turn_events("s", "t1", "fix it", "Done.", every_block_records(str(workspace))))
+        await pilot.pause()
+        row = next(r for r in app.main.transcript.turns["t1"].rows.values() if r.can_focus)
+        row.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.focused is row and app.is_running
+        await pilot.press("ctrl+d")
+        await until(pilot, lambda: not app.is_running)
+    assert app.return_code == 0
+
+
 async def test_model_typed_fast_is_checked_against_the_known_models(
     workspace: Path, vis_home: Path, tmp_path: Path
 ) -> None:

@@ -790,10 +790,10 @@ class MainScreen(Screen[None]):
 
     async def on_key(self, event: events.Key) -> None:
         """A printable key typed outside the prompt (on a row, after a click) goes to the
-        prompt, unless the focused widget binds it (rows bind only Space, which cannot start a
-        message; the transcript binds none). The prompt takes the focus at once, and keys
-        typed quickly after it, already on their way to the row, reach the prompt too (Enter
-        among them sends)."""
+        prompt, as does Ctrl+D (it quits on an empty prompt), unless the focused widget binds
+        it (rows bind only Space, which cannot start a message; the transcript binds none).
+        The prompt takes the focus at once, and keys typed quickly after it, already on their
+        way to the row, reach the prompt too (Enter among them sends)."""
         focused = self.focused
         if isinstance(focused, ChordCatcher) or (
             focused is not self.prompt and isinstance(focused, Input | TextArea)
@@ -805,7 +805,7 @@ class MainScreen(Screen[None]):
             # here was sent to the row that had the focus before the prompt took it.
             if not (printable or event.key == "enter"):
                 return
-        elif not printable or event.key in self.active_bindings:
+        elif event.key != "ctrl+d" and (not printable or event.key in self.active_bindings):
             return  # a key of the focused widget (Space on a row, "-" on a live view's slider)
         event.stop()
         event.prevent_default()

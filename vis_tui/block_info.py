@@ -78,7 +78,7 @@ def folds_into_activity(info: BlockInfo, records: Iterable[ActivityRecord]) -> b
     row cannot: the rest of the code, what it printed, the files."""
     calls = [r for r in records if r.iteration_id == info.iteration_id and r.parent_id is None]
     rows = {r.group_key or r.id for r in calls}  # calls on one handle share a row
-    if len(rows) != 1 or info.files or info.stdout.strip() or not _one_statement(info.code):
+    if len(rows) != 1 or info.files or info.stdout.strip() or _more_than_the_call(info.code):
         return False
     if info.error is None or info.cancelled:
         return True
@@ -86,10 +86,11 @@ def folds_into_activity(info: BlockInfo, records: Iterable[ActivityRecord]) -> b
 
 
 @functools.lru_cache(maxsize=256)
-def _one_statement(code: str) -> bool:
-    """Whether ``code`` is a single statement (a block's top-level ``await`` allowed)."""
+def _more_than_the_call(code: str) -> bool:
+    """Whether ``code`` holds more than one statement (a block's top-level ``await`` allowed;
+    code not known yet, as a row drawn from its calls alone, holds none)."""
     try:
         tree = compile(code, "<block>", "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
     except (SyntaxError, ValueError):
-        return False
-    return isinstance(tree, ast.Module) and len(tree.body) == 1
+        return True
+    return not isinstance(tree, ast.Module) or len(tree.body) > 1

@@ -246,6 +246,22 @@ async def test_a_long_title_is_cut_in_the_status_bar_not_dropped(
         assert len(line) <= app.main.status_bar.size.width - 2
 
 
+async def test_a_narrow_status_bar_keeps_what_the_session_is_doing(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Where even the compact line is too long (a side panel beside an 80-column terminal),
+    its end was cut off, and with it "running" / "ready" and the queue. The cost, tokens,
+    context share and model go first, in that order; the state stays."""
+    script = write_script(tmp_path, [{"text": "on it"}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(40, 20)) as pilot:
+        await started(app, pilot)
+        line = app.main.status_bar.render().plain
+        assert line.endswith("○ ready"), line
+        assert "$0.00" not in line  # the cost went first
+        assert len(line) <= app.main.status_bar.size.width - 2
+
+
 async def test_summarize_steps_setting_shows_or_hides_the_step_line(
     workspace: Path, tmp_path: Path, vis_home: Path
 ) -> None:

@@ -11,6 +11,8 @@ from textual.widgets import Static
 from vis_core.frontend import plural, shorten_path
 from vis_core.model.usage import Usage
 
+_LEFT_OUT_FIRST = ("cost", "tokens", "context", "model")  # where the status line is narrow
+
 
 def _tokens(count: int) -> str:
     if count >= 1_000_000:
@@ -71,10 +73,21 @@ class StatusBar(Static):
                 return line
             if self.title and room >= MIN_TITLE_CELLS:
                 return self._line(compact=False, short_workspace=short_workspace, title_cells=room)
-        return self._line(compact=True)
+        # Compact, then without the cost, the tokens, the context share and the model, in
+        # that order: what the session is doing (running, queued) stays in view.
+        for left_out in range(len(_LEFT_OUT_FIRST) + 1):
+            line = self._line(compact=True, left_out=_LEFT_OUT_FIRST[:left_out])
+            if line.cell_length <= width:
+                break
+        return line
 
     def _line(
-        self, *, compact: bool, short_workspace: bool = False, title_cells: int | None = None
+        self,
+        *,
+        compact: bool,
+        short_workspace: bool = False,
+        title_cells: int | None = None,
+        left_out: tuple[str, ...] = (),
     ) -> Content:
         sep = (" │ " if not compact else "│", "$text-muted")
         # the share as session["utilization"]'s hint words it (whole percent, rounded down)
@@ -103,19 +116,16 @@ class StatusBar(Static):
             if title_cells is not None:
                 title = title.truncate(title_cells, ellipsis=True)
             parts.extend([title, sep])
-        parts.extend(
-            [
-                (self.model, "$text-warning" if self.model == "no model" else ""),
-                sep,
-                context.replace(" context", "") if compact else context,
-                sep,
-                f"{_tokens(self.tokens)}{' tok' if compact else ' tokens'}",
-                sep,
-                f"${self.cost:.2f}",
-                sep,
-                state,
-            ]
-        )
+        figures: dict[str, Content | tuple[str, str] | str] = {
+            "model": (self.model, "$text-warning" if self.model == "no model" else ""),
+            "context": context.replace(" context", "") if compact else context,
+            "tokens": f"{_tokens(self.tokens)}{' tok' if compact else ' tokens'}",
+            "cost": f"${self.cost:.2f}",
+        }
+        for name, figure in figures.items():
+            if name not in left_out:
+                parts.extend([figure, sep])
+        parts.append(state)
         if self.background:
             count = (
                 f"{self.background} bg"

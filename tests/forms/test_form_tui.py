@@ -250,6 +250,29 @@ async def test_the_side_panel_closes_and_opens_again(workspace: Path) -> None:
         assert app.main.prompt.has_focus
 
 
+async def test_the_side_panel_leaves_the_transcript_most_of_a_narrow_terminal(
+    workspace: Path,
+) -> None:
+    """At 80 columns the panel took 44, and the transcript wrapped at about 36. It takes a
+    share of the width now (at most 44 columns, as before on a wide terminal)."""
+    for columns, most in ((80, 30), (160, 44)):
+        panel, transcript = await _panel_beside_transcript(workspace, columns)
+        assert panel <= most, (columns, panel)
+        assert transcript >= columns - most - 2
+
+
+async def _panel_beside_transcript(workspace: Path, columns: int) -> tuple[int, int]:
+    """The widths of a side panel and of the transcript beside it, ``columns`` wide."""
+    app = vis_app(workspace)
+    async with app.run_test(size=(columns, 30)) as pilot:
+        await started(app, pilot)
+        await worker(app, lambda: live("Queue", [N.status("s", "one")], placement="panel"))
+        await until(pilot, lambda: bool(app.screen.query("#live-panel")))
+        panel = app.screen.query_one("#live-panel")
+        await until(pilot, lambda: panel.region.width > 0)
+        return panel.region.width, app.main.transcript.region.width
+
+
 async def test_enter_moves_to_the_next_field_and_submits_from_the_last(workspace: Path) -> None:
     """A 30-field form used to be sent by the first Enter, with 29 fields empty."""
     names = [f"field_{n:02}" for n in range(30)]

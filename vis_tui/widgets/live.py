@@ -526,7 +526,10 @@ class LivePanel(VerticalScroll):
     """The session's side panel: views opened with ``placement="panel"``, one per key."""
 
     DEFAULT_CSS = """
-    LivePanel { dock: right; width: 44; border-left: vkey $panel; padding: 0 1; }
+    LivePanel {
+        dock: right; width: 36%; min-width: 28; max-width: 44;  /* the transcript keeps most */
+        border-left: vkey $panel; padding: 0 1;
+    }
     """
 
     def show_view(self, widget: LiveViewWidget) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -110,6 +112,41 @@ async def test_a_server_that_never_answers_initialize_fails_and_is_killed(
     server_pid = int(pidfile.read_text())
     assert int((tmp_path / "wrapper").read_text()) == server_pid
     await _wait(lambda: not alive(server_pid), 10)  # SIGKILL sent; the kernel reaps it
+
+
+# Never answers initialize and outlives its stdin's close (it says so in the file it is given)
+DEAF = (
+    "import os, sys, time, pathlib\n"
+    "sys.stdin.buffer.read()\n"
+    "pathlib.Path(sys.argv[1]).write_text(str(os.getpid()))\n"
+    "time.sleep(600)\n"
+)
+
+
+async def test_a_stop_while_the_sdk_stops_a_server_that_timed_out_ends_it(
+    tmp_path: Path,
+) -> None:
+    """Stopping the connection while the SDK stops a server whose initialize timed out (its
+    stdin closed, SIGTERM not sent yet): before, the stop cancelled the SDK's shutdown, and
+    both the server and the stop waited for ever (`vis run` never exited)."""
+    closed = tmp_path / "stdin-closed"
+    conn = _connection(
+        tmp_path, {"command": sys.executable, "args": ["-c", DEAF, str(closed)], "timeout": 0.5}
+    )
+    conn.start()
+    await _wait(closed.exists, 60)
+    pid = int(closed.read_text())
+    stopping = asyncio.ensure_future(conn.stop())
+    try:
+        await asyncio.wait({stopping}, timeout=60)  # not cancelled: a stuck one fails the test
+        assert stopping.done(), "the stop did not end"
+        assert not alive(pid)
+        assert conn.state is State.FAILED
+        assert "did not answer initialize within 0.5 s" in (conn.error or "")
+    finally:
+        if alive(pid):  # its end unblocks a stuck stop
+            os.kill(pid, signal.SIGKILL)
+        await stopping
 
 
 @pytest.mark.parametrize("stderr", ["", "boom: no config file"])

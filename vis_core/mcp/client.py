@@ -37,6 +37,9 @@ RETRY_DELAYS = (0.3, 1.0)
 TRANSIENT = {408, 429}
 CLOSE_WAIT = 10.0  # seconds a call waits for a dropped connection to close before reconnecting
 DRAIN_WAIT = 1.0  # seconds an ended stdio server's stderr may take to be read to its end
+# seconds stop() waits for the connection's task: the SDK's own stop of a stdio server (stdin,
+# 2 s, SIGTERM, 2 s, SIGKILL) and Vis's end of its group fit in it
+STOP_WAIT = 10.0
 SIGN_IN_HINT = (
     "the server rejected the Authorization header in mcp.json: check the token it sends, or "
     "remove the header to sign in with OAuth (`vis mcp login {name}`)"
@@ -93,6 +96,10 @@ class McpCallError(RuntimeError):
     """The server answered a request with an error."""
 
 
+class _Stopped(Exception):
+    """:meth:`ServerConnection.stop` was called while the connection was being made."""
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, BaseExceptionGroup):
         inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
@@ -100,6 +107,13 @@ def _describe(exc: BaseException) -> str:
             return _describe(inner[0])
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _stopped(exc: BaseException) -> bool:
+    """Whether ``exc`` is :class:`_Stopped`, alone or in the group the SDK's task group made."""
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_stopped(e) for e in exc.exceptions)
+    return isinstance(exc, _Stopped)
 
 
 def _unreadable_reason(exc: Exception) -> str:
@@ -144,6 +158,7 @@ class ServerConnection:
         self._tasks: set[asyncio.Task[Any]] = set()  # re-listings of its tools
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
+        self._closing = asyncio.Event()  # stop() was called (``_stop`` is also set by a drop)
         self._stderr: StderrTail | None = None
         self._last_stderr = ""
         self._last_status: int | None = None
@@ -179,6 +194,7 @@ class ServerConnection:
         self._loop = asyncio.get_running_loop()
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
+        self._closing = asyncio.Event()
         self._exited = False
         self._set(State.CONNECTING)
         self._task = asyncio.ensure_future(self._run())
@@ -216,19 +232,22 @@ class ServerConnection:
         return self._session
 
     async def stop(self) -> None:
-        """Close the connection: stdin, then SIGTERM and SIGKILL of the server's group."""
+        """Close the connection: stdin, then SIGTERM and SIGKILL of the server's group. The
+        connection's task is told to stop, not cancelled: a cancel landing while the SDK
+        stops the server (after initialize timed out) left the server running and the task
+        waiting for its output for ever."""
         task = self._task
+        self._closing.set()
         self._stop.set()
         await end_tasks(self._tasks)
         if task is not None and not task.done():
-            if self._session is None:  # still connecting: stop waiting for initialize now
+            await asyncio.wait({task}, timeout=STOP_WAIT)
+            if not task.done():  # the SDK could not stop it: end its group, then the task
+                group = self._group
+                if group is not None:
+                    await asyncio.shield(end_group(group))
                 task.cancel()
-            with contextlib.suppress(BaseException):
-                await asyncio.wait_for(asyncio.shield(task), 10)
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    await task
+                await asyncio.wait({task}, timeout=STOP_WAIT)
         self._task = None
 
     async def restart(self) -> None:
@@ -254,22 +273,29 @@ class ServerConnection:
         connected = False
         try:
             transport = self.config.transport
-            await in_own_thread("vis-mcp-sdk", lambda: _load_sdk(transport))
+            await self._unless_stopped(in_own_thread("vis-mcp-sdk", lambda: _load_sdk(transport)))
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await self._open(stack)
+                if self._closing.is_set():
+                    raise _Stopped
                 session = await stack.enter_async_context(self._client_session(read, write))
                 try:
-                    result = await asyncio.wait_for(session.initialize(), self.config.timeout)
+                    result = await self._unless_stopped(
+                        asyncio.wait_for(session.initialize(), self.config.timeout)
+                    )
                 except TimeoutError:
-                    raise TimeoutError(
+                    failure = TimeoutError(
                         f"the server did not answer initialize within "
                         f"{self.config.timeout:g} s (the 'timeout' setting of {self.name!r})"
-                    ) from None
+                    )
+                    # failed now, not once the SDK has stopped the server (seconds later)
+                    self._set(State.FAILED, self._failure_text(failure))
+                    raise failure from None
                 self.instructions = (getattr(result, "instructions", None) or "").strip() or None
                 caps = getattr(result, "capabilities", None)
                 self.has_resources = getattr(caps, "resources", None) is not None
                 self._session = session
-                await self._list_tools(session)
+                await self._unless_stopped(self._list_tools(session))
                 connected = True
                 self._set(State.CONNECTED)
                 self._ready.set()
@@ -282,7 +308,9 @@ class ServerConnection:
         except BaseException as exc:  # every failure becomes the server's state
             self._session = None
             needs = sign_in_needed(exc)
-            if needs is not None:
+            if _stopped(exc):
+                self._set(State.DISCONNECTED)
+            elif needs is not None:
                 self._set(State.NEEDS_SIGN_IN, needs)
             elif self._last_status == 401:
                 self._set(
@@ -308,6 +336,22 @@ class ServerConnection:
                 await asyncio.shield(asyncio.to_thread(self._stderr.drained, DRAIN_WAIT))
                 self._last_stderr = self._stderr.text()
             self._ready.set()
+
+    async def _unless_stopped(self, work: Awaitable[T]) -> T:
+        """``work``'s result, or :class:`_Stopped` once :meth:`stop` is called first."""
+        task = asyncio.ensure_future(work)
+        closing = asyncio.ensure_future(self._closing.wait())
+        try:
+            await asyncio.wait({task, closing}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            closing.cancel()
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+        if task.cancelled():
+            raise _Stopped
+        return task.result()
 
     def _failure_text(self, exc: BaseException) -> str:
         text = _describe(exc)

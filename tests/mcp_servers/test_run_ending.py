@@ -1,0 +1,46 @@
+"""How ``vis run`` ends with MCP servers that fail: it exits, stops them, and says so once."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from processes import alive
+
+from .conftest import write_config
+from .test_client import DEAF
+from .test_run import _vis_run
+
+# waits in the workspace until the server says its stdin was closed (Vis gave up on it)
+WAIT_FOR_CLOSED = """
+import asyncio, os
+while not os.path.exists("stdin-closed"):
+    await asyncio.sleep(0.05)
+"""
+
+
+def test_a_run_ends_while_the_sdk_stops_a_server_that_timed_out(
+    vis_home: Path, workspace: Path
+) -> None:
+    """The turn ends while the SDK stops a server whose initialize timed out (the tester's
+    7 s answer with a 5 s timeout): `vis run` never exited, and the server outlived it once
+    `vis run` was killed. Now it exits, the server has ended, and the failure was said."""
+    closed = workspace / "stdin-closed"
+    entry = {"command": sys.executable, "args": ["-c", DEAF, str(closed)], "timeout": 0.5}
+    write_config(vis_home / "mcp.json", {"deaf": entry})
+    script = [{"code": WAIT_FOR_CLOSED}, {"text": "done"}]
+    try:
+        done = _vis_run(vis_home, workspace, script, "--toggles", "jail=false")
+    except subprocess.TimeoutExpired as exc:
+        raise AssertionError("vis run did not exit after its turn") from exc
+    finally:
+        pid = int(closed.read_text()) if closed.exists() else None
+        left = pid is not None and alive(pid)
+        if left:
+            os.kill(pid, signal.SIGKILL)
+    assert done.returncode == 0, done.stderr
+    assert not left, "the server outlived vis run"
+    assert done.stderr.count("did not answer initialize within 0.5 s") == 1, done.stderr

@@ -63,6 +63,9 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 CLOSE_SECONDS = 10
+# seconds the MCP servers still connecting when the turn ends get to settle: a misconfigured
+# one (no such command, exits, refused) fails within about a second, and is said before exit
+SETTLE_SECONDS = 5.0
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 EXIT_MAX_TURNS = 3  # `vis run --max-turns N` stopped the run
 EXIT_MAX_COST = 4  # `vis run --max-cost USD` stopped the run
@@ -470,6 +473,7 @@ async def _run(
 
     # vis.ask: prompts on a terminal, else undeliverable at once
     install_terminal_asker(host.interaction)
+    settle: float | None = None  # a session opened: MCP servers started (seconds to settle)
     try:
         if host.models.config.problem:
             print(f"vis: {host.models.config.problem}", file=sys.stderr)
@@ -494,6 +498,7 @@ async def _run(
         except LookupError as exc:
             print(f"vis run: {terminal_text(str(exc))}", file=sys.stderr)
             return 2
+        settle = 0.0
         print(f"vis: {terminal_text(host.space.jail_mode(session.id)[1])}", file=sys.stderr)
         # started: what exists now lives as long as the run, out of the collector's way
         # (`vis` starts with the collector off), which is on again for the turn
@@ -555,6 +560,8 @@ async def _run(
         finally:
             for sig in (signal.SIGINT, *STOP_SIGNALS):
                 loop.remove_signal_handler(sig)
+        if not stopped_by and ended.status is not TurnStatus.CANCELLED:
+            settle = SETTLE_SECONDS
         if in_draft:
             await _tell_review(session)
         if session.plan.active:
@@ -571,10 +578,22 @@ async def _run(
             return limited[0]
         return EXIT_CODES[ended.status]
     finally:
+        if settle is not None:
+            await _tell_mcp_problems(host, settle)
         try:  # a tool stuck in a worker thread must not keep vis run from ending
             await asyncio.wait_for(host.close(exiting=True), CLOSE_SECONDS)
         except TimeoutError:
             print(f"vis: closing took longer than {CLOSE_SECONDS} s; stopped", file=sys.stderr)
+
+
+async def _tell_mcp_problems(host: Any, settle: float) -> None:
+    """Each MCP server that failed and was not said during the turn, said once before the
+    run ends (after up to ``settle`` seconds for those still connecting)."""
+    with contextlib.suppress(TimeoutError):
+        notes = await asyncio.wait_for(host.mcp.last_notes(settle), settle + CLOSE_SECONDS)
+        with contextlib.suppress(OSError):  # SIGHUP: the terminal may be gone
+            for note in notes:  # as the turn's warnings are printed
+                print(f"warn: {terminal_text(note)}", file=sys.stderr)
 
 
 async def _run_command(host: Any, session: Any, text: str, *, as_json: bool) -> int | str:

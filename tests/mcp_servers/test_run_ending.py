@@ -43,4 +43,29 @@ def test_a_run_ends_while_the_sdk_stops_a_server_that_timed_out(
             os.kill(pid, signal.SIGKILL)
     assert done.returncode == 0, done.stderr
     assert not left, "the server outlived vis run"
-    assert done.stderr.count("did not answer initialize within 0.5 s") == 1, done.stderr
+    said = [line for line in done.stderr.splitlines() if "MCP server 'deaf'" in line]
+    assert len(said) == 1, done.stderr
+    assert "did not answer initialize within 0.5 s" in said[0]
+    assert said[0].endswith("; `vis mcp list` shows details"), said
+
+
+def test_a_quick_run_says_each_failed_server_once_and_where_to_look(
+    vis_home: Path, workspace: Path, http_server: str
+) -> None:
+    """A run whose turn ended before its servers failed said nothing of them (three failed
+    servers, no warning), and a warning pointed to `/mcp`, a screen of the app only."""
+    exits = "import sys; sys.stderr.write('boom: no config\\n'); sys.exit(3)"
+    servers = {
+        "nocmd": {"command": str(workspace / "no-such-server")},
+        "exits": {"command": sys.executable, "args": ["-c", exits]},
+        "nowhere": {"url": f"{http_server}/no-such-path/mcp"},
+    }
+    write_config(vis_home / "mcp.json", servers)
+    done = _vis_run(vis_home, workspace, [{"text": "done"}])
+    assert done.returncode == 0, done.stderr
+    for name in servers:
+        said = [line for line in done.stderr.splitlines() if f"MCP server {name!r}" in line]
+        assert len(said) == 1, done.stderr
+        assert said[0].startswith(f"warn: MCP server {name!r} failed: "), said
+        assert said[0].endswith("; `vis mcp list` shows details"), said
+    assert "/mcp shows" not in done.stderr

@@ -32,6 +32,7 @@ from vis_core.host.sessions import SessionRegistry
 from vis_core.host.workspace import Workspace
 from vis_core.host_options import HostOptions
 from vis_core.interaction import Interaction
+from vis_core.model.channel import Channel
 from vis_core.paths import ControlSnapshot, VisPaths, control_files_changed, find_project_root
 from vis_core.settings.core import extension_load_timeout
 from vis_core.settings.logfile import attach_log_file
@@ -170,6 +171,9 @@ class Host:
                 lambda: self.catalog.loaded,
                 store,
                 self.registry.reset_tools,
+                "`vis mcp list` shows details"
+                if options.channel is Channel.CLI
+                else "/mcp shows details",
             )
         )
         # slash commands and model choices

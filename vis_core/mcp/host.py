@@ -224,8 +224,22 @@ class HostMcp:
 
         if self._manager is None:
             return
-        for note in self._manager.unreported():
+        for note in self._manager.unreported(self._deps.details):
             await session.emit(Notification(session.id, text=note, kind=NotifyKind.WARN))
+
+    async def last_notes(self, wait: float) -> list[str]:
+        """Before a ``vis run`` ends: the servers still connecting get up to ``wait`` seconds
+        to settle (a misconfigured one fails within about a second); what was not reported
+        yet (each failure once, whether the turn was quick or slow), and the servers still
+        connecting, which the run's end stops."""
+        manager = self._manager
+        if manager is None:
+            return []
+        await end_tasks(self._reports, cancel=False)  # reports under way are said in the turn
+        if wait > 0:
+            await manager.wait_all(wait)
+        details = self._deps.details
+        return manager.unreported(details) + manager.still_connecting(details)
 
     def _report_soon(self) -> None:
         """A server that fails while a turn runs is reported in that turn's transcript."""
@@ -308,6 +322,7 @@ class McpDeps:
     extensions: Callable[[], LoadedExtensions]
     store: Store
     clear_tools: Callable[[], None]  # the sessions' tool lists are built again
+    details: str = "/mcp shows details"  # where a server's problem is shown in full
 
 
 def declared_servers(extensions: LoadedExtensions) -> list[tuple[str, Any]]:

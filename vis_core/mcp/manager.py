@@ -199,8 +199,9 @@ class McpManager:
             ]
         await self.wait_for(wanted, self.first_prompt_wait)
 
-    def unreported(self) -> list[str]:
-        """Config problems and failed connections not yet reported (each once)."""
+    def unreported(self, details: str = "/mcp shows details") -> list[str]:
+        """Config problems and failed connections not yet reported (each once); ``details``
+        says where the person finds more (the TUI's ``/mcp``, ``vis mcp list`` in a shell)."""
         notes: list[str] = []
         for problem in self.config.problems:
             text = f"MCP config: {problem}; the entry was skipped"
@@ -216,9 +217,18 @@ class McpManager:
                     said = f"; its stderr ends: {tail[0][:200]}" if tail else ""
                     notes.append(
                         f"MCP server {conn.name!r} {conn.state.value}: {conn.error}{said}; "
-                        "/mcp shows details"
+                        + details
                     )
         return notes
+
+    def still_connecting(self, details: str) -> list[str]:
+        """Notes of the servers not connected yet, which a run that ends now stops."""
+        return [
+            f"MCP server {conn.name!r} was still connecting when the run ended and was "
+            f"stopped; {details}"
+            for conn in self.connections()
+            if conn.state is State.CONNECTING
+        ]
 
     async def close(self) -> None:
         await asyncio.gather(*(c.stop() for c in self.connections()), return_exceptions=True)

@@ -8,6 +8,7 @@ import contextlib
 import errno
 import functools
 import gc
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -295,11 +296,11 @@ class PrintRenderer:
                 markup=True,
             )
         elif isinstance(event, Notification):
-            self._break_line()
+            self._break_line_for_stderr()
             text = plain_text(event.text)
             self.errors.print(f"[yellow]{event.kind}:[/] {text}", markup=True)
         elif isinstance(event, DraftChanged):  # entering or leaving a draft
-            self._break_line()
+            self._break_line_for_stderr()
             self.errors.print(f"[yellow]✎[/] {plain_text(event.text)}", markup=True)
         elif isinstance(event, TurnEnded):
             self._break_line()
@@ -339,6 +340,22 @@ class PrintRenderer:
         if self._mid_line:
             sys.stdout.write("\n")
             self._mid_line = False
+
+    def _break_line_for_stderr(self) -> None:
+        """Before a line on stderr: the answer's line is ended only when both go to the same
+        terminal (on screen, the warning would continue it); stdout in a file or a pipe holds
+        the answer exactly as streamed."""
+        if self._mid_line and _same_terminal():
+            self._break_line()
+
+
+def _same_terminal() -> bool:
+    """Whether stdout and stderr are the same terminal."""
+    try:
+        out, err = sys.stdout.fileno(), sys.stderr.fileno()
+        return os.isatty(out) and os.isatty(err) and os.path.sameopenfile(out, err)
+    except (OSError, ValueError):
+        return False
 
 
 def run_print_mode(args: argparse.Namespace, workspace: Path) -> int:

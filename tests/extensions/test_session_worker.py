@@ -361,6 +361,50 @@ async def test_forms_and_live_views_work_from_the_worker(tmp_path: Path) -> None
         await host.close()
 
 
+WAITER = '''
+import vis_core.extension as vis
+
+
+def wait_on(placement: str, seconds: float) -> str:
+    """Wait for a press on a view no one presses: its events end after ``seconds``."""
+    key = "job" if placement == "panel" else None
+    view = vis.live("Job", [vis.button("go", "Go")], placement=placement, key=key)
+    pressed = [event.kind for event in view.events(timeout=seconds)]
+    return f"{placement} ended after {len(pressed)} events"
+
+
+vis.register_extension(vis.Extension(
+    name="waiter", alias="waiter", description="Waits.", symbols=[vis.Symbol(wait_on)],
+))
+'''
+
+
+async def test_events_of_a_view_end_in_the_worker_when_their_timeout_passes(
+    tmp_path: Path,
+) -> None:
+    """The end of the host's iterator used to be raised into a Future on the host's loop
+    (StopIteration cannot be): the worker's ``for`` waited forever."""
+    folder = Path(os.environ["VIS_HOME"]) / "extensions"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "waiter.py").write_text(WAITER, encoding="utf-8")
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    code = "print(await wait_on('inline', 0.01))\nprint(await wait_on('panel', 0.01))"
+    script = _script(tmp_path / "script.yaml", [code])
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        events = await asyncio.wait_for(_turn(session), 120)  # a hang fails, late
+        (block,) = [e for e in events if isinstance(e, BlockFinished)]
+        assert block.error is None, block.error
+        assert block.stdout.splitlines() == [
+            "inline ended after 0 events",
+            "panel ended after 0 events",
+        ]
+    finally:
+        await host.close()
+
+
 async def test_objects_lent_to_the_worker_are_let_go_when_it_drops_them(tmp_path: Path) -> None:
     folder = Path(os.environ["VIS_HOME"]) / "extensions"
     folder.mkdir(parents=True, exist_ok=True)

@@ -251,7 +251,10 @@ class RemoteObject:
         return self._run("__iter__")
 
     def __next__(self) -> Any:
-        return self._run("__next__")
+        try:
+            return self._run("__next__")
+        except IteratorEnded:
+            raise StopIteration from None
 
     def __enter__(self) -> Any:
         return self._run("__enter__")
@@ -280,14 +283,24 @@ _BUILTINS: dict[str, Any] = {
 }
 
 
+class IteratorEnded(Exception):
+    """A lent iterator's end on its way to the proxy, whose ``next()`` raises StopIteration
+    again: StopIteration itself cannot end a Future (asyncio refuses it, and its waiter
+    waits forever)."""
+
+
 def run_method(value: Any, method: str, args: tuple, kwargs: dict) -> Any:
-    """What a :class:`RemoteObject` call means on the side that owns ``value``."""
-    if method == "__call__":
-        return value(*args, **kwargs)
-    builtin = _BUILTINS.get(method)
-    if builtin is not None:
-        return builtin(value, *args)
-    return getattr(value, method)(*args, **kwargs)
+    """What a :class:`RemoteObject` call means on the side that owns ``value``; a
+    StopIteration it raises comes out as :class:`IteratorEnded`."""
+    try:
+        if method == "__call__":
+            return value(*args, **kwargs)
+        builtin = _BUILTINS.get(method)
+        if builtin is not None:
+            return builtin(value, *args)
+        return getattr(value, method)(*args, **kwargs)
+    except StopIteration as end:
+        raise IteratorEnded(*end.args) from None
 
 
 class _Pickler(pickle.Pickler):

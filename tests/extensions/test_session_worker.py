@@ -373,8 +373,14 @@ def wait_on(placement: str, seconds: float) -> str:
     return f"{placement} ended after {len(pressed)} events"
 
 
+def first_of_none() -> str:
+    """Raise StopIteration: ``next()`` of an empty iterator."""
+    return next(iter(()))
+
+
 vis.register_extension(vis.Extension(
-    name="waiter", alias="waiter", description="Waits.", symbols=[vis.Symbol(wait_on)],
+    name="waiter", alias="waiter", description="Waits.",
+    symbols=[vis.Symbol(wait_on), vis.Symbol(first_of_none)],
 ))
 '''
 
@@ -401,6 +407,26 @@ async def test_events_of_a_view_end_in_the_worker_when_their_timeout_passes(
             "inline ended after 0 events",
             "panel ended after 0 events",
         ]
+    finally:
+        await host.close()
+
+
+async def test_a_tool_that_raises_stop_iteration_fails_its_call(tmp_path: Path) -> None:
+    """Its StopIteration crossed as itself into the Future the host's loop awaited: asyncio
+    refused it (TypeError in the channel's reader) and the call waited forever."""
+    folder = Path(os.environ["VIS_HOME"]) / "extensions"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "waiter.py").write_text(WAITER, encoding="utf-8")
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    script = _script(tmp_path / "script.yaml", ["print(await first_of_none())"])
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        events = await asyncio.wait_for(_turn(session), 120)  # a hang fails, late
+        assert "StopIteration" in _error(events)
+        (ended,) = [e.activity for e in events if isinstance(e, ActivityEnded)]
+        assert ended.state is ActivityState.FAILED
     finally:
         await host.close()
 

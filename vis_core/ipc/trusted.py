@@ -489,8 +489,9 @@ def dumps_error(exc: BaseException, exports: Exports, caller: Caller) -> bytes:
     """An exception for the other side: itself when it pickles and loads, else its text.
 
     ``SystemExit``, ``KeyboardInterrupt`` and the like end only the call: they cross as a
-    ``RuntimeError`` that names them, never as themselves."""
-    if not isinstance(exc, Exception):
+    ``RuntimeError`` that names them, never as themselves; so does ``StopIteration``, which
+    no Future can hold (a lent iterator's end crosses as :class:`IteratorEnded`)."""
+    if not isinstance(exc, Exception) or isinstance(exc, StopIteration):
         exc = _as_runtime_error(exc)
     if type(exc).__module__.startswith(_FOREIGN_MODULES):
         exc = foreign_error(type(exc).__name__, type(exc).__module__, _text(exc))

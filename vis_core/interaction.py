@@ -90,6 +90,8 @@ class Interaction:
         self._views: dict[str, tuple[str | None, LiveView]] = {}
         self._panels: dict[tuple[str | None, str], LiveView] = {}
         self._running: dict[tuple[str, str], tuple[str, str | None]] = {}
+        # panel views opened by a call still running: view id → (activity id, turn id)
+        self._callers: dict[str, tuple[str, str | None]] = {}
         self._turns: dict[str, str] = {}
 
     # -- wiring -----------------------------------------------------------------------------
@@ -253,6 +255,8 @@ class Interaction:
         self._views[view.id] = (session_id, view)
         anchor = self._running.get((session_id or "", owner))
         activity_id, turn_id = anchor if anchor else (None, self._turns.get(session_id or ""))
+        if anchor and view.placement is Placement.PANEL:
+            self._callers[view.id] = anchor
         self._submit(
             self._emit(
                 session_id,
@@ -288,6 +292,7 @@ class Interaction:
         self, session_id: str | None, view: LiveView, reason: str | None, summary: str | None
     ) -> None:
         self._views.pop(view.id, None)
+        self._callers.pop(view.id, None)
         self._submit(
             self._emit(
                 session_id,
@@ -326,13 +331,22 @@ class Interaction:
             key = (sid, record.owner)
             if record.state is ActivityState.RUNNING:
                 self._running[key] = (record.id, record.turn_id)
-            elif self._running.get(key, ("",))[0] == record.id:
+                return
+            if self._running.get(key, ("",))[0] == record.id:
                 del self._running[key]
+            for view_id, (activity_id, _) in list(self._callers.items()):
+                if activity_id == record.id:  # a call that ends leaves its panels open
+                    self._callers.pop(view_id, None)
+                    if record.state is ActivityState.CANCELLED:
+                        self._stop_view(view_id)
         elif isinstance(event, TurnStarted):
             self._turns[sid] = event.turn_id
         elif isinstance(event, TurnEnded):
             if event.status is TurnStatus.CANCELLED:
                 self.cancel_forms(sid)
+                for view_id, (_, turn_id) in list(self._callers.items()):
+                    if turn_id == event.turn_id:  # its call is cancelled with the turn
+                        self._stop_view(view_id)
             for view_sid, view in list(self._views.values()):
                 from vis_core.extension.live import Placement  # loaded: a view is open
 
@@ -344,6 +358,13 @@ class Interaction:
                     event.status.value if event.status is not TurnStatus.COMPLETED else "ended"
                 )
             self._running = {k: v for k, v in self._running.items() if k[0] != sid}
+
+    def _stop_view(self, view_id: str) -> None:
+        """The call that opened the view was cancelled: interrupted, closed as cancelled."""
+        view = self.view(view_id)
+        if view is not None and not view.is_closed:
+            view.interrupt()
+            view.close("cancelled")
 
 
 class _HostSink:

@@ -9,7 +9,7 @@ from typing import Any
 
 from pilot_keys import type_keys
 from textual.widgets import Button, Input, Static
-from tui.support import on_top, started, until, vis_app
+from tui.support import on_top, started, until, vis_app, write_script
 
 from forms import served
 from vis_core.extension import forms as F
@@ -18,8 +18,10 @@ from vis_core.extension.context import CallContext
 from vis_core.extension.forms import AnswerReason
 from vis_core.extension.live import LiveView, live
 from vis_core.interaction import FormRequest
+from vis_core.model.activity import ActivityState
 from vis_tui.app import VisApp
 from vis_tui.screens.form import FormScreen, TuiFormPresenter
+from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.form import FieldWidget, RangeInput
 from vis_tui.widgets.live import ConfirmStop, LiveViewWidget
 
@@ -292,3 +294,68 @@ async def test_enter_moves_to_the_next_field_and_submits_from_the_last(workspace
         await type_keys(pilot, *"last", "enter")
         answer = await asking
     assert answer[names[0]] == "v0" and answer[names[28]] == "v28" and answer[names[29]] == "last"
+
+
+PANEL_JOB = '''
+import vis_core.extension as vis
+
+
+def panel(n: int, seconds: float | None) -> str:
+    """Show n rows in a panel and wait for Go (``seconds`` at most; None: until pressed)."""
+    view = vis.live(
+        "Panel job",
+        [vis.status("st", "waiting", "running"), vis.button("go", "Go"),
+         vis.table("t", ["Name", "State"], [])],
+        placement="panel", key="job",
+    )
+    for i in range(n):
+        view["t"].upsert(f"r{i}", [f"row{i}", "ok"], tone="ok")
+    for event in view.events(timeout=seconds):
+        view["st"].set(text=f"got {event.kind}", tone="ok")
+        break
+    return "panel done"
+
+
+vis.register_extension(vis.Extension(
+    name="paneljob", alias="paneljob", description="A panel job.", symbols=[vis.Symbol(panel)],
+))
+'''
+
+
+async def test_a_panel_job_ends_at_its_timeout_and_one_cancelled_stays_not_waiting(
+    workspace: Path, tmp_path: Path, vis_home: Path
+) -> None:
+    """A tool waiting on events(timeout) of a panel view waited forever (its end never
+    crossed back from the host); one cancelled with Esc left its panel open, "● waiting"."""
+    (vis_home / "extensions").mkdir()
+    (vis_home / "extensions" / "paneljob.py").write_text(PANEL_JOB, encoding="utf-8")
+    responses: list[dict[str, object]] = [
+        {"code": "print(await panel(3, 0.01))"},
+        {"text": "first done"},
+        {"code": "print(await panel(2, None))"},
+        {"text": "never"},
+    ]
+    app = vis_app(workspace, write_script(tmp_path, responses))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+
+        def panel() -> LiveViewWidget | None:
+            views = app.screen.query("#live-panel LiveViewWidget").results(LiveViewWidget)
+            return next(iter(views), None)
+
+        await type_keys(pilot, *"go", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "first done")
+        (row,) = app.main.query(ActivityRow)
+        assert row.record.state is ActivityState.SUCCEEDED
+        first = panel()
+        assert first is not None and first.state == "open"  # a panel outlives its call
+
+        await type_keys(pilot, *"again", "enter")
+        await until(pilot, lambda: panel() not in (None, first))
+        second = panel()
+        assert second is not None
+        await until(pilot, lambda: "waiting" in str(second.widgets["st"].content))
+        await pilot.press("escape")
+        await until(pilot, lambda: second.state == "closed", seen=lambda: second.state)
+        assert second.has_class("-failed")
+        assert "cancelled" in str(second.query_one(".live-footer", Static).content)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from vis_core.events import (
+    ActivityEnded,
     ActivityStarted,
     FormAnswered,
     FormRequested,
@@ -248,3 +250,53 @@ async def test_inline_views_close_when_the_turn_ends(host: Host) -> None:
         while not stored(host, session.id, LiveClosed):  # stored after the view closed
             await asyncio.sleep(0.01)
     assert stored(host, session.id, LiveClosed)[-1].reason == "cancelled"
+
+
+async def test_a_panel_view_of_a_cancelled_call_is_interrupted_and_closed(host: Host) -> None:
+    """A panel outlives its turn, but not a cancel of the call that opened it: it kept saying
+    what the stopped tool last set ("● waiting"), and a thread waiting on its events waited on."""
+    session = await host.new_session()
+
+    async def call(turn_id: str, key: str) -> Any:
+        record = ActivityRecord(
+            id=f"act-{turn_id}",
+            session_id=session.id,
+            turn_id=turn_id,
+            iteration_id="i",
+            tool="demo.job",
+            tag=SymbolTag.MUTATION,
+            state=ActivityState.RUNNING,
+            presentation=None,
+            owner="demo",
+        )
+        await session.emit(ActivityStarted(session.id, activity=record))
+        view = await in_worker(
+            host, session.id, lambda: live(key, [N.status("s")], placement="panel", key=key)
+        )
+        return view, record
+
+    done, record = await call("turn1", "done")
+    await session.emit(
+        ActivityEnded(session.id, activity=replace(record, state=ActivityState.SUCCEEDED))
+    )
+    await session.emit(TurnEnded(session.id, turn_id="turn1", status=TurnStatus.COMPLETED))
+    stopped, _ = await call("turn2", "stopped")
+    waiting = asyncio.ensure_future(asyncio.to_thread(lambda: list(stopped.events())))
+    await session.emit(TurnEnded(session.id, turn_id="turn2", status=TurnStatus.CANCELLED))
+    if not stopped.is_closed:
+        stopped.close("the test ended")  # the waiting thread ends in any case
+    assert stopped.is_interrupted and stopped.close_reason == "cancelled"
+    await waiting  # the thread waiting on its events is free
+    assert not done.is_closed and not done.is_interrupted  # its call ended before
+    alone, record = await call("turn3", "alone")  # a call cancelled on its own
+    await session.emit(
+        ActivityEnded(session.id, activity=replace(record, state=ActivityState.CANCELLED))
+    )
+    assert alone.is_interrupted and alone.close_reason == "cancelled"
+    async with asyncio.timeout(30):
+        while len(stored(host, session.id, LiveClosed)) < 2:  # stored after the views closed
+            await asyncio.sleep(0.01)
+    assert [(c.view_id, c.reason) for c in stored(host, session.id, LiveClosed)] == [
+        (stopped.id, "cancelled"),
+        (alone.id, "cancelled"),
+    ]

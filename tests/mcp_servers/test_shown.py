@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from vis_core.mcp.client import ToolInfo
 from vis_core.mcp.results import McpResult, save_bytes
-from vis_core.mcp.tools import shown
+from vis_core.mcp.tools import mcp_host_tool, shown
 from vis_core.model.activity import ActivityCode, ActivityImage, ActivityText
 
 
@@ -57,3 +58,12 @@ def test_a_resource_saved_under_any_name_a_server_gives(tmp_path: Path) -> None:
     assert names == sorted(
         ["é" * 60, "ab.bin", "linebreak.txt", "resource.bin", "up.bin", "resource.bin"]
     )
+
+
+def test_a_call_of_pretty_printed_json_text_says_it_on_one_line() -> None:
+    """A server whose text is indented JSON: the row's outcome was its first line, "{"."""
+    result = _result([{"type": "text", "text": '{\n  "files": 3,\n  "ok": true\n}'}])
+    tool = mcp_host_tool(lambda: None, ToolInfo("srv", "tool", "mcp__srv__tool", "", {}), None)
+    assert tool.activity is not None and tool.activity.render is not None
+    drawn = tool.activity.render(phase="success", args=(), kwargs={}, result=result, error=None)
+    assert drawn is not None and drawn.outcome == '{"files": 3, "ok": true}'

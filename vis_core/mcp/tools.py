@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -94,10 +95,14 @@ def shown(result: McpResult) -> tuple[Any, ...]:
 
 
 def _outcome(result: McpResult, content: tuple[Any, ...]) -> str:
-    """The result in a line: its first line of text, else its images, else its JSON."""
-    text = next((b.text for b in content if isinstance(b, ActivityText)), "")
-    if text.strip():
-        return _short(text.strip().splitlines()[0], 100)
+    """The result in a line: its first line of text (JSON text on one line), else its
+    images, else its JSON."""
+    text = next((b.text for b in content if isinstance(b, ActivityText)), "").strip()
+    if text[:1] in ("{", "[") and "\n" in text:  # pretty-printed: its first line is "{"
+        with contextlib.suppress(ValueError, RecursionError):
+            return _short(json.loads(text), 100)
+    if text:
+        return _short(text.splitlines()[0], 100)
     images = sum(isinstance(b, ActivityImage) for b in content)
     if images:
         return plural(images, "image")

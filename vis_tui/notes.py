@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from vis_core.model.activity import ActivityRecord, ActivityState
 from vis_core.model.block import plain_error
 from vis_core.model.turn import BLOCK_CANCELLED
 
@@ -46,6 +47,7 @@ def block_notes(
 
 
 GIST_PREVIEW = 160
+FOLD_TOOL = "fold_session"
 _BY = {"overflow": " by Vis (the request was too long)", "compact": " by /compact"}
 
 
@@ -67,6 +69,17 @@ class FoldInfo:
 
         spans = tuple((int(p), int(a), int(b)) for p, a, b in get("spans") or ())
         return cls(str(get("key") or ""), str(get("gist") or ""), spans, str(get("origin") or ""))
+
+
+def said_by_its_fold(record: ActivityRecord) -> bool:
+    """Whether ``record`` is a ``fold_session`` call that folded: its fold's row says the same
+    (key and gist) and opens to what left, so the call has no row of its own. A refused call
+    keeps its row: it made no fold."""
+    return (
+        record.tool == FOLD_TOOL
+        and record.parent_id is None
+        and record.state is ActivityState.SUCCEEDED
+    )
 
 
 def fold_line(fold: FoldInfo, *, expanded: bool = False) -> str:

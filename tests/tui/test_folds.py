@@ -15,7 +15,7 @@ from vis_tui.app import VisApp
 from vis_tui.widgets.fold_row import FoldRow
 from vis_tui.widgets.stored_turn import StoredTurnView
 
-from .support import started, until, vis_app, write_script
+from .support import seen_after_resume, settled, started, until, vis_app, write_script
 
 GIST = "The first turn printed one-1 and one-2."
 TURNS = [
@@ -135,3 +135,32 @@ def test_the_row_says_who_folded() -> None:
     )
     long = fold_line(FoldInfo("t1", "word " * 100, spans[:1]))
     assert len(long) < 200 and long.endswith("…")
+
+
+def _screen_lines(app: VisApp) -> list[str]:
+    strips = app.screen._compositor.render_strips()  # type: ignore[attr-defined]
+    return ["".join(seg.text for seg in strip).rstrip() for strip in strips]
+
+
+async def test_a_fold_the_model_made_is_one_row_live_and_after_resume(
+    workspace: Path, tmp_path: Path
+) -> None:
+    fold = 'r = await fold_session("t1", "the user said hi")\nprint(r)'
+    script = [
+        {"text": "hello"},
+        {"code": fold},
+        {"code": 'await fold_session("t9", "no such turn")'},
+        {"text": "Folded."},
+    ]
+    app = vis_app(workspace, write_script(tmp_path, script))
+    async with app.run_test(size=(80, 40)) as pilot:
+        await started(app, pilot)
+        await _two_turns(app, pilot)
+        live = await settled(pilot, lambda: _screen_lines(app))
+        session_id = app.session.id
+    resumed = await seen_after_resume(workspace, session_id, _screen_lines, size=(80, 40))
+    for lines in (live, resumed):
+        said = [line for line in lines if "t1 · the user said hi" in line]
+        assert len(said) == 1 and "▸ ⋯ Folded t1 · the user said hi" in said[0], said
+        # a refused fold made no fold: its call's row says why
+        assert any("✗ Fold  t9: " in line for line in lines), "\n".join(lines)

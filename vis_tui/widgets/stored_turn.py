@@ -18,6 +18,7 @@ from textual.widget import Widget
 from vis_core.model.activity import ActivityRecord
 from vis_core.model.turn import TurnStatus
 from vis_tui.history import PartKind, StoredTurn
+from vis_tui.notes import said_by_its_fold
 from vis_tui.widgets.activity import NEST_INDENT, headline_content, is_expandable, is_frozen
 from vis_tui.widgets.activity_tree import place, under_child_session
 from vis_tui.widgets.answer_lines import AnswerLines
@@ -142,8 +143,11 @@ class StoredTurnView(Widget, can_focus=True):
             for part in self.parts
         ]
         self.rows = [row for run in self.runs if run for row in run]
-        # a child session's calls: folded under its call, shown when the turn opens
-        self._folded = under_child_session([row.record for row in self.rows])
+        # a child session's calls (folded under its call, shown when the turn opens) and the
+        # calls a fold's row stands for
+        self._hidden = under_child_session([row.record for row in self.rows]) | {
+            row.record.id for row in self.rows if said_by_its_fold(row.record)
+        }
         self._cache: Drawn | None = None
         # Tab reaches a stored turn with something to open (a row that opens, a fold)
         self.can_focus = any(is_expandable(r.record, list(r.receipts)) for r in self.rows) or any(
@@ -234,7 +238,7 @@ class StoredTurnView(Widget, can_focus=True):
                 row_strips: list[Strip] = []
                 row_ids: list[str] = []
                 for row in run:
-                    if row.record.id in self._folded:
+                    if row.record.id in self._hidden:
                         continue
                     gap = NEST_INDENT * row.depth
                     for strip in strips_of(row.header(), max(1, width - gap), style):

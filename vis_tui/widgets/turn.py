@@ -20,7 +20,7 @@ from vis_core.model.activity import (
 )
 from vis_core.model.turn import TurnStatus
 from vis_tui.block_info import BlockInfo, folds_into_activity
-from vis_tui.notes import FoldInfo
+from vis_tui.notes import FoldInfo, said_by_its_fold
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.activity_tree import place
 from vis_tui.widgets.answer import AnswerView
@@ -216,6 +216,8 @@ class TurnView(Vertical):
         else:
             row.update_record(record)
         self.rows[record.id] = row
+        if said_by_its_fold(record):
+            row.display = False
         if record.group_key is not None:
             self.groups.setdefault(record.group_key, row)
         if block is not None:

@@ -27,6 +27,8 @@ TURNS = {
         ("-t3/i2", [(1, 0, 0), (2, 0, 0), (3, 1, 2)]),
         ("-t4", [(1, 0, 0), (2, 0, 0), (3, 0, 0), (4, 1, 2)]),
         ("t1, t3/i2-i3", [(1, 0, 0), (3, 2, 3)]),
+        ("t1-t3", [(1, 0, 0), (2, 0, 0), (3, 0, 0)]),
+        ("t2-t4", [(2, 0, 0), (3, 0, 0), (4, 1, 2)]),
         ("t4", [(4, 1, 2)]),  # the current turn: its settled steps, request and answer stay
     ],
 )
@@ -48,6 +50,9 @@ def test_each_key_form_becomes_its_spans(key: str, spans: list[tuple[int, int, i
         ("+t1", "there is no inline undo"),
         ("turn 2", "is not a key"),
         ("t3/i3-i1", "ends before it starts"),
+        ("t3-t1", "the range t3-t1 ends before it starts"),
+        ("t2-t9", "there is no turn t5 (the turns are t1-t4)"),
+        ("t1-t2,t2", "commas join disjoint ranges"),
     ],
 )
 def test_a_bad_key_is_refused_with_the_valid_keys_of_every_turn(key: str, why: str) -> None:
@@ -71,3 +76,15 @@ def test_the_hint_key_folds_every_unfolded_earlier_turn() -> None:
     assert unfolded_turns_key(TURNS, {1}, 4) == "t2,t3"
     assert unfolded_turns_key(TURNS, {1, 2, 3}, 4) is None
     assert unfolded_turns_key({1: TURNS[1]}, set(), 1) is None
+
+
+def test_whole_turns_in_a_row_are_named_as_one_range() -> None:
+    from vis_core.context.folding import describe_spans
+
+    many = [(p, 0, 0) for p in range(1, 61)]
+    assert describe_spans(many) == "t1-t60"
+    assert describe_spans([(1, 0, 0), (2, 0, 0), (4, 0, 0), (5, 1, 2)]) == "t1, t2, t4, t5/i1-i2"
+    assert describe_spans([*many[2:], (61, 3, 3)]) == "t3-t60, t61/i3"
+    turns = {p: TurnSteps(p, ()) for p in range(1, 8)} | {8: TurnSteps(8, (1,), current=True)}
+    assert unfolded_turns_key(turns, {1}, 8) == "t2-t7"
+    assert parse_key("t2-t7", turns).spans == tuple((p, 0, 0) for p in range(2, 8))

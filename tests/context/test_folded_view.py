@@ -20,7 +20,7 @@ def test_a_fold_over_many_turns_shows_the_first_and_counts_the_rest(tmp_path: Pa
         story = folded_story(store, sid, [(n, 0, 0) for n in range(1, 46)])
         ranged = folded_story(store, sid, [(50, 1, 2)])
     lines = story.splitlines()
-    assert lines[0].startswith("Left the model's context (t1, t2,")
+    assert lines[0] == "Left the model's context (t1-t45); the history keeps it:"
     assert lines[2:6] == ["t1 › ask 1", "    more", "  answer", "    answer 1"]
     assert "t30 › ask 30" in lines and "t31 › ask 31" not in lines
     assert lines[-1] == f"… and {45 - SHOWN_TURNS} more turns up to t45: the transcript has them."

@@ -97,7 +97,7 @@ async def test_still_too_long_fails_with_what_to_do(
     )
     ended = [e for e in events if isinstance(e, TurnEnded)][-1]
     assert ended.status is TurnStatus.FAILED
-    assert "the request is still too long after Vis folded t1,t2,t3" in (ended.error or "")
+    assert "the request is still too long after Vis folded t1-t3" in (ended.error or "")
     assert "prompt is too long" in (ended.error or "")
     assert "/compact" in (ended.error or "") and "/new" in (ended.error or "")
     assert stored[-1].status is TurnStatus.FAILED

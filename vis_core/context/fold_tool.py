@@ -21,14 +21,15 @@ async def fold_session(key: str, gist: str | None = None) -> str:
     (`auto_compress_above`), the model's input limit and, from 75 % of the budget, a `hint`
     with the exact key that folds every earlier turn not folded yet; from 90 % Vis also adds
     that hint to your next request.
-    `key` selects them: a turn `"t2"`, a range `"t2/i4-i5"`, settled steps since an iteration
-    `"t2/i5-"`, every turn through a turn `"-t3"`, everything through an iteration `"-t3/i9"`;
-    commas join disjoint ranges. Iteration numbers start again in each turn. A turn key (or a
-    range covering a whole earlier turn) also removes that turn's request and answer. `gist`
-    (conclusions, open questions, relevant files, test state) stands in their place; without
-    it the steps simply leave. A fold that covers an earlier fold replaces its gist. You
-    cannot fold the live step, and there is no inline undo; the history stays saved
-    (`read_session()` shows it). Returns the receipt with a local estimate of what left.
+    `key` selects them: a turn `"t2"`, the turns `"t2-t5"`, a range `"t2/i4-i5"`, settled
+    steps since an iteration `"t2/i5-"`, every turn through a turn `"-t3"`, everything through
+    an iteration `"-t3/i9"`; commas join disjoint ranges. Iteration numbers start again in
+    each turn. A turn key (or a range covering a whole earlier turn) also removes that turn's
+    request and answer. `gist` (conclusions, open questions, relevant files, test state)
+    stands in their place; without it the steps simply leave. A fold that covers an earlier
+    fold replaces its gist. You cannot fold the live step, and there is no inline undo; the
+    history stays saved (`read_session()` shows it). Returns the receipt with a local
+    estimate of what left.
     """
     from vis_core.agent.session import AgentSession
 

@@ -10,7 +10,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from vis_core.agent.folded import gist_message
-from vis_core.context.keys import FoldPlan, TurnSteps
+from vis_core.context.keys import FoldPlan, TurnSteps, turn_runs
 from vis_core.events import Event, FoldCreated
 from vis_core.model.conversation import Message
 from vis_core.providers.common import estimate_tokens
@@ -104,15 +104,18 @@ def gist_tokens(fold: FoldCreated) -> int:
 
 
 def describe_spans(spans: Sequence[Sequence[int]]) -> str:
-    """``t1, t2/i3-i5``: what a fold covers, for people."""
-    parts = []
+    """``t1-t60, t61/i3-i5``: what a fold covers, for people (and a key ``fold_session`` takes,
+    without the spaces)."""
+    parts: list[str] = []
+    whole: list[int] = []  # whole turns in a row: one range
     for position, first, last in spans:
         if first == 0:
-            parts.append(f"t{position}")
-        elif first == last:
-            parts.append(f"t{position}/i{first}")
-        else:
-            parts.append(f"t{position}/i{first}-i{last}")
+            whole.append(position)
+            continue
+        parts.extend(turn_runs(whole))
+        whole = []
+        parts.append(f"t{position}/i{first}" if first == last else f"t{position}/i{first}-i{last}")
+    parts.extend(turn_runs(whole))
     return ", ".join(parts)
 
 

@@ -1,5 +1,6 @@
-"""``fold_session`` keys: parse ``t2``, ``t2/i4-i5``, ``t2/i5-``, ``-t3``, ``-t3/i9`` and comma
-lists into spans of settled steps, refusing what cannot fold with the valid keys of every turn."""
+"""``fold_session`` keys: parse ``t2``, ``t1-t5``, ``t2/i4-i5``, ``t2/i5-``, ``-t3``, ``-t3/i9``
+and comma lists into spans of settled steps, refusing what cannot fold with the valid keys of
+every turn."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-# One part of a key. ``-tN`` / ``-tN/iM``: everything through; ``tN``: a turn; ``tN/iA-iB``: a
-# range; ``tN/iA-``: settled steps since iA; ``tN/iA``: one iteration.
+# One part of a key. ``-tN`` / ``-tN/iM``: everything through; ``tN``: a turn; ``tA-tB``: the
+# turns A to B; ``tN/iA-iB``: a range; ``tN/iA-``: settled steps since iA; ``tN/iA``: one iteration.
 _PART = re.compile(
     r"^(?:-t(?P<through>\d+)(?:/i(?P<through_iter>\d+))?"
+    r"|t(?P<from_turn>\d+)-t(?P<to_turn>\d+)"
     r"|t(?P<turn>\d+)(?:/i(?P<first>\d+)(?P<dash>-(?:i(?P<last>\d+))?)?)?)$"
 )
 _UNDO_WORDS = frozenset({"undo", "unfold", "restore", "revert"})
@@ -165,7 +167,7 @@ def _part(text: str, key: str, turns: Mapping[int, TurnSteps]) -> list[Span]:
             raise _refuse(key, NO_UNDO, turns)
         raise _refuse(
             key,
-            f"{text!r} is not a key; write t2, t2/i4-i5, t2/i5-, -t3 or -t3/i9, "
+            f"{text!r} is not a key; write t2, t1-t5, t2/i4-i5, t2/i5-, -t3 or -t3/i9, "
             "and join disjoint ranges with commas",
             turns,
         )
@@ -184,6 +186,15 @@ def _part(text: str, key: str, turns: Mapping[int, TurnSteps]) -> list[Span]:
         elif not (last_turn.current and not last_turn.settled) or not spans:
             spans.extend(_whole(last_turn, key, turns))
         return spans
+    if match["from_turn"] is not None:
+        first, last = int(match["from_turn"]), int(match["to_turn"])
+        if first > last:
+            raise _refuse(key, f"the range t{first}-t{last} ends before it starts", turns)
+        return [
+            span
+            for p in range(first, last + 1)
+            for span in _whole(_turn(p, key, turns), key, turns)
+        ]
     turn = _turn(int(match["turn"]), key, turns)
     if match["first"] is None:
         return _whole(turn, key, turns)
@@ -233,11 +244,28 @@ def unfolded_turns_key(
     turns: Mapping[int, TurnSteps], folded_whole: set[int], current: int
 ) -> str | None:
     """The exact key that folds every earlier turn not folded yet (so earlier gists stay):
-    ``-tN`` when none is folded, else the turns joined by commas; None without one."""
+    ``-tN`` when none is folded, else the turns (runs as ``tA-tB``) joined by commas; None
+    without one."""
     earlier = [p for p in sorted(turns) if p < current]
     open_turns = [p for p in earlier if p not in folded_whole]
     if not open_turns:
         return None
     if open_turns == earlier:
         return f"-t{earlier[-1]}"
-    return ",".join(f"t{p}" for p in open_turns)
+    return ",".join(turn_runs(open_turns))
+
+
+def turn_runs(positions: Sequence[int]) -> list[str]:
+    """Key parts naming whole turns: ``t4``, and ``t1-t60`` for three or more in a row."""
+    parts: list[str] = []
+    run: list[int] = []
+    for position in [*sorted(positions), None]:
+        if run and (position is None or position != run[-1] + 1):
+            if len(run) >= 3:
+                parts.append(f"t{run[0]}-t{run[-1]}")
+            else:
+                parts.extend(f"t{p}" for p in run)
+            run = []
+        if position is not None:
+            run.append(position)
+    return parts

@@ -181,13 +181,15 @@ def _usage(target: EventTarget, event: UsageReported) -> None:
 @handles(FoldCreated)
 def _fold(target: EventTarget, event: FoldCreated) -> None:
     """A fold is one quiet row with the gist; opening it shows what left the context."""
-    target.transcript.turn(event.turn_id).show_fold(FoldInfo.of(event))
+    if (view := target.transcript.shown_turn(event.turn_id)) is not None:
+        view.show_fold(FoldInfo.of(event))
 
 
 @handles(BackgroundCommandEnded)
 def _background(target: EventTarget, event: BackgroundCommandEnded) -> None:
     """A command left running has ended: one quiet line (the model reads its output tail)."""
-    target.transcript.turn(event.turn_id).show_note(background_line(event))
+    if (view := target.transcript.shown_turn(event.turn_id)) is not None:
+        view.show_note(background_line(event))
 
 
 @handles(ContextNote)

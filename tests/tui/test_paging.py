@@ -295,3 +295,32 @@ async def test_a_page_mounted_below_keeps_the_view_in_place_as_older_turns_go(
         )
         assert frames and all(frame == before for frame in frames)  # the oldest went unseen
         assert all(transcript.turns[turn_id] is view for turn_id, view in ready.items())
+
+
+async def test_compact_after_paging_up_shows_its_fold_once_at_the_newest_turn_in_view(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """/compact folds into the newest turn, unmounted while the person reads the oldest: the
+    newest page comes back with the fold (the store has it), scrolled to as a new turn is,
+    and no turn with an empty request holds it; its key names the turns as one range."""
+    from vis_tui.widgets.fold_row import FoldRow
+    from vis_tui.widgets.turn import TurnView
+
+    script = write_script(tmp_path, [{"text": "Gist of the talk."}])
+    async with _paging(workspace, script) as (app, pilot, transcript):
+        await _to_the_oldest(pilot, transcript)
+        app.main.prompt.insert("/compact")
+        await pilot.press("enter")
+        await until(pilot, lambda: transcript.query("SystemMessage").last(Widget).display)
+        await until(pilot, lambda: not transcript.has_newer and transcript._hidden is None)
+        await until(pilot, lambda: all(view.display for view in transcript._mounted_turns()))
+        await pilot.pause()
+        assert _positions(transcript) == list(range(51, 71))
+        assert not [v for v in transcript.query(TurnView) if not v.request]
+        newest = transcript._mounted_turns()[-1]
+        if isinstance(newest, StoredTurnView):
+            newest = transcript.open_stored(newest)
+            await pilot.pause()
+        (fold,) = newest.query(FoldRow)
+        assert fold.fold.key == "t1-t70"
+        assert transcript.scroll_y == transcript.max_scroll_y > 0

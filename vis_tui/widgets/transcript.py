@@ -191,6 +191,16 @@ class Transcript(SteadyScroll, can_focus=False):
         self.anchor()  # a new turn follows its output again
         return view
 
+    def shown_turn(self, turn_id: str) -> TurnView | None:
+        """The view of ``turn_id`` for what was said of a turn that may have ended (a fold, a
+        background command); None when its stored turn is paged away: the store has what was
+        said, and the turn shows it when it comes back."""
+        if turn_id not in self.turns and any(
+            turn.turn_id == turn_id for turn in (*self._above, *self._below)
+        ):
+            return None
+        return self.turn(turn_id)
+
     def turn(self, turn_id: str) -> TurnView:
         """The view of ``turn_id``; a turn whose start was not seen gets an empty request."""
         from vis_tui.widgets.stored_turn import StoredTurnView
@@ -212,7 +222,12 @@ class Transcript(SteadyScroll, can_focus=False):
             from vis_tui.widgets.system_message import SystemMessage
 
             message = SystemMessage(text, classes=all_classes)
+        self.show_newest()  # it goes after the newest turns, as a new turn does
+        if self._hidden is not None:  # shown with the newest page
+            message.display = False
+            self._hidden.append(message)
         self.mount(message)
+        self.anchor()
         self.scroll_end(animate=False, immediate=False)
         return message
 

@@ -90,3 +90,60 @@ async def test_mcp_screen_shows_attention_first_and_saves_changes(
         )
         await pilot.press("escape")
         await asyncio.sleep(0)
+
+
+GOOD_SERVER = """
+from mcp.server.mcpserver import MCPServer
+
+app = MCPServer("good")
+
+
+@app.tool()
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+app.run()
+"""
+
+
+async def test_mcp_screen_reads_well_at_80_columns(
+    vis_home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    import sys
+
+    server = tmp_path / "a_server_in_a_rather_deep_folder" / "good_server.py"
+    server.parent.mkdir()
+    server.write_text(GOOD_SERVER)
+    (vis_home / "mcp.json").write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "codemode-tools": {"command": sys.executable, "args": [str(server)]},
+                    "crashstart": {"command": sys.executable, "args": ["-c", "exit(3)"]},
+                    "missing-command-server": {"command": "/nonexistent/bin/not-here"},
+                }
+            }
+        )
+    )
+    app = McpApp(workspace)
+    async with app.run_test(size=(80, 30)) as pilot:
+        screen = await on_top(pilot, McpScreen, 60)
+        listing = screen.query_one("OptionList")
+        await pilot.pause()
+        lines = [strip.text.rstrip() for strip in listing.render_lines(listing.region.reset_offset)]
+        await pilot.press("down", "down")
+        await pilot.pause()
+        details = screen.query_one("#mcp-details")
+        width = details.content_region.width
+        shown = _details(app).splitlines()
+    rows = [line.strip(" ▊▎▔▁") for line in lines if line.strip(" ▊▎▔▁")]
+    assert len(rows) == 3, rows  # one line each
+    assert rows[0].startswith("! crashstart") and "failed" in rows[0]
+    assert rows[1].startswith("! missing-") and "… failed" in rows[1]
+    assert rows[2].startswith("codemode-t… connected") and rows[2].endswith("1 tool")
+    path = [line for line in shown if line.startswith("stdio: ")][0]
+    following = shown[shown.index(path) :]
+    wrapped = following[: next(n for n, text in enumerate(following) if text.endswith(".py")) + 1]
+    assert str(server) in "".join(wrapped).replace(" ", "") and path.endswith("/")
+    assert all(len(line) <= width for line in wrapped)  # broken after a / or at a space

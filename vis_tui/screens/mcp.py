@@ -3,11 +3,13 @@ sign in and out."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
+from textual.events import Resize
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
@@ -37,25 +39,63 @@ class McpChanged(Message):
     """A server connected, failed, changed its tools or was changed here."""
 
 
-def server_row(server: McpServerView) -> Content:
+NAME_WIDTH = 18
+MIN_NAME_WIDTH = 8
+# the columns after the name, in the order a narrow list drops them from the end
+COLUMN_WIDTHS = (14, 10, 10, 9)  # state, tools, exposure, source
+
+
+def server_row(server: McpServerView, width: int = 80) -> Content:
+    """One line of the list at ``width`` cells: a long name is cut with …, and columns that
+    do not fit (source, then exposure, then tools) are left to the details."""
     tools = plural(len(server.tools), "tool") if server.state is State.CONNECTED else "-"
     mark = "!" if server.state in ATTENTION else " "
-    return Content.assemble(
-        (f"{mark} ", "bold $text-error"),
-        (f"{server.name:<18}", "bold"),
-        (f"{server.state.value:<14}", STATE_STYLE[server.state]),
-        (f"{tools:<10}", ""),
-        (f"{server.exposure.value:<10}", "$text-accent"),
+    fields = [
+        (server.state.value, STATE_STYLE[server.state]),
+        (tools, ""),
+        (server.exposure.value, "$text-accent"),
         (server.source.value, "$text-muted"),
-    )
+    ]
+    room = width - 2 - MIN_NAME_WIDTH
+    shown: list[tuple[str, str]] = []
+    for (text, style), column in zip(fields, COLUMN_WIDTHS, strict=True):
+        if column > room:
+            break
+        room -= column
+        shown.append((text.ljust(column), style))
+    name_width = min(NAME_WIDTH, MIN_NAME_WIDTH + room)
+    name = server.name
+    if len(name) >= name_width:
+        name = name[: name_width - 2] + "…"
+    return Content.assemble(
+        (f"{mark} ", "bold $text-error"), (name.ljust(name_width), "bold"), *shown
+    ).rstrip()
 
 
-def server_details(server: McpServerView) -> Content:
+def wrap_path(text: str, width: int) -> str:
+    """``text`` (a path, a command line) in lines of at most ``width`` cells, broken after a
+    ``/`` or at a space; a longer piece is cut where the line ends."""
+    lines: list[str] = []
+    line = ""
+    for piece in re.findall(r"[^/\s]*(?:/|\s+|$)", text):
+        if line and len(line) + len(piece.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = ""
+        while len(piece.rstrip()) > width:
+            lines.append(piece[:width])
+            piece = piece[width:]
+        line += piece
+    lines.append(line.rstrip())
+    return "\n".join(line for line in lines if line)
+
+
+def server_details(server: McpServerView, width: int = 200) -> Content:
     parts: list[tuple[str, str] | str] = [
         (server.name, "bold"),
         (f"  {server.state.value}\n", STATE_STYLE[server.state]),
-        (f"{server.source.value}: {server.origin}\n", "$text-muted"),
-        (f"{server.transport.value}: {server.target}\n", "$text-muted"),
+        (f"{server.exposure.value}\n", "$text-accent"),
+        (f"{wrap_path(f'{server.source.value}: {server.origin}', width)}\n", "$text-muted"),
+        (f"{wrap_path(f'{server.transport.value}: {server.target}', width)}\n", "$text-muted"),
     ]
     if server.about:
         parts.append(f"{server.about}\n")
@@ -123,6 +163,9 @@ class McpScreen(ModalScreen[None]):
         if self.sign_in_first:
             self._start_sign_in(self.sign_in_first)
 
+    def on_resize(self, _event: Resize) -> None:
+        self.call_after_refresh(self._fill)  # rows and paths fit the new width
+
     def on_unmount(self) -> None:
         if self._unfollow is not None:
             self._unfollow()
@@ -139,8 +182,9 @@ class McpScreen(ModalScreen[None]):
         keep = chosen.name if chosen else None
         listing.clear_options()
         conns = self.panel.servers()
+        width = listing.scrollable_content_region.width or 80  # before the first layout
         for conn in conns:
-            listing.add_option(Option(server_row(conn), id=conn.name))
+            listing.add_option(Option(server_row(conn, width), id=conn.name))
         if not conns:
             listing.add_option(
                 Option(
@@ -170,7 +214,8 @@ class McpScreen(ModalScreen[None]):
     def _show(self) -> None:
         conn = self._selected()
         details = self.query_one("#mcp-details", Static)
-        details.update(server_details(conn) if conn else "")
+        width = details.content_region.width or 200
+        details.update(server_details(conn, width) if conn else "")
         self.query_one("#mcp-note", Static).update(Content.styled(self.note, "$text-accent"))
 
     def on_option_list_option_highlighted(self, _event: OptionList.OptionHighlighted) -> None:

@@ -147,3 +147,32 @@ async def test_mcp_screen_reads_well_at_80_columns(
     wrapped = following[: next(n for n, text in enumerate(following) if text.endswith(".py")) + 1]
     assert str(server) in "".join(wrapped).replace(" ", "") and path.endswith("/")
     assert all(len(line) <= width for line in wrapped)  # broken after a / or at a space
+
+
+async def test_a_server_that_fails_at_the_start_is_said_once_without_a_turn(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    """A server that failed at the start was said only when the first turn began: a person
+    who opened Vis and read its screen saw nothing wrong until they asked for something
+    (spec 001: failed connections are reported once after startup). It is said once the
+    servers settle, and the turn after does not say it again."""
+    from pilot_keys import type_keys
+
+    from .support import started, vis_app, write_script
+
+    servers = {"exits": {"command": "sh", "args": ["-c", "exit 3"]}}
+    (vis_home / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "answered"}]))
+    said = "MCP server 'exits' failed"
+
+    def text() -> str:
+        return "\n".join(str(note.render()) for note in app.main.transcript.query(".warning"))
+
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        await until(pilot, lambda: said in text(), seen=text)
+        await type_keys(pilot, *"go", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "answered")
+        await pilot.pause()
+        assert text().count(said) == 1, text()
+        assert not [n for n in app._notifications if said in n.message]  # no toast of it

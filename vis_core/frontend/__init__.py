@@ -334,6 +334,11 @@ class Frontend:
     def extension_warnings(self) -> list[str]:
         return self._host.catalog.warnings()
 
+    async def mcp_startup_notes(self, wait: float) -> list[str]:
+        """The MCP servers' config problems and failed connections, once they settle (up to
+        ``wait`` seconds), each said once (see :meth:`HostMcp.startup_notes`)."""
+        return await self._host.mcp.startup_notes(wait)
+
     @property
     def project_root(self) -> Path:
         return self._host.space.project_root

@@ -227,6 +227,16 @@ class HostMcp:
         for note in self._manager.unreported(self._deps.details):
             await session.emit(Notification(session.id, text=note, kind=NotifyKind.WARN))
 
+    async def startup_notes(self, wait: float) -> list[str]:
+        """After the start: config problems and the servers that failed to connect within
+        ``wait`` seconds, each once (a turn that starts first says them in its transcript; a
+        server that fails later is said in the turn it fails in, or at the next one)."""
+        manager = self._manager
+        if manager is None:
+            return []
+        await manager.wait_all(wait)
+        return manager.unreported(self._deps.details)
+
     async def last_notes(self, wait: float) -> list[str]:
         """Before a ``vis run`` ends: the servers still connecting get up to ``wait`` seconds
         to settle (a misconfigured one fails within about a second); what was not reported

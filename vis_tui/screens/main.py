@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from vis_tui.widgets.welcome import WelcomeHeader
 
 QUIT_WINDOW_SECONDS = 3.0
+MCP_SETTLE_SECONDS = 30.0  # how long the start waits for MCP servers before saying which failed
 _TOAST_SEVERITY: dict[NotifyKind, SeverityLevel] = {
     NotifyKind.INFO: "information",
     NotifyKind.SUCCESS: "information",
@@ -263,12 +264,20 @@ class MainScreen(Screen[None]):
             self.transcript.add_message(note, classes="note")
         for warning in core.extension_warnings():
             self.transcript.add_message(warning, classes="warning", plain=True)
+        self._say_mcp_problems(core)
         self.show_draft()
         self.show_plan()
         self.count_background()
         self._unsubscribe = session.subscribe(self._post_event)
         if self.queue and not self.turn_running:
             self._send_next()
+
+    @work(group="mcp-notes", exclusive=True, exit_on_error=False)
+    async def _say_mcp_problems(self, core: Frontend) -> None:
+        """The MCP servers that failed at the start (and config problems), said once they
+        settle, without waiting for a turn: each once, as the turns say them."""
+        for note in await core.mcp_startup_notes(MCP_SETTLE_SECONDS):
+            self.transcript.add_message(note, classes="warning", plain=True)
 
     def forget_model_problem(self) -> None:
         """A model works now (``/login``): the no-model note goes, the status shows it."""

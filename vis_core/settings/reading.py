@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from vis_core.extension.context import current_call
 from vis_core.extension.settings_decl import Setting, SettingScope
 from vis_core.model.channel import Channel
+from vis_core.model.extensions import ExtensionStatus
 from vis_core.paths import ControlSnapshot, TrustStore, take_snapshot
 from vis_core.settings.core import CORE_SETTINGS, GUARDED, default_value
 from vis_core.settings.declaring import ExtensionSet
@@ -153,10 +154,22 @@ class SettingsReader:
     def owner(self, setting_id: str) -> SettingOwner:
         found = self.owners().get(setting_id)
         if found is None:
+            failed = self._failed_declarer(setting_id)
+            why = f" (extension {failed!r}, which declares it, did not load)" if failed else ""
             raise KeyError(
-                f"no setting {setting_id!r}; `vis settings list` shows the settings Vis knows"
+                f"no setting {setting_id!r}{why}; `vis settings list` shows the settings Vis knows"
             )
         return found
+
+    def _failed_declarer(self, setting_id: str) -> str | None:
+        """The extension that declares ``setting_id`` but failed to load, if one does."""
+        loaded = self.extensions
+        for ext in () if loaded is None else loaded.extensions:
+            if ext.status is ExtensionStatus.FAILED and any(
+                s.id == setting_id for s in ext.settings
+            ):
+                return ext.name
+        return None
 
     def allowed(self, owner: SettingOwner, scope: SettingScope) -> tuple[bool, str | None]:
         """Whether a person may save ``owner``'s setting at ``scope``, and if not, why."""

@@ -67,7 +67,8 @@ class ExtensionGroup:
 
 @dataclass(frozen=True)
 class SettingsTree:
-    """Vis's own settings, then the extension groups (failed ones keep their group)."""
+    """Vis's own settings, then the extension groups (failed ones keep their group, without
+    rows)."""
 
     vis: tuple[SettingNode, ...]
     extensions: tuple[ExtensionGroup, ...]
@@ -119,10 +120,13 @@ def _loops(owner: SettingOwner, by_id: dict[str, SettingOwner]) -> bool:
 
 
 def _group(ext: DeclaringExtension) -> ExtensionGroup:
+    """``ext``'s group; one that failed shows its error and no row: Vis refused its
+    declaration, so a setting it declared is another owner's (the same id) or unknown."""
     owners = [
         SettingOwner(setting, ext.name, ext)
         for setting in ext.settings
         if not (setting.is_secret and ext.tag == "project")  # never shown, never saved
+        and ext.status is not ExtensionStatus.FAILED
     ]
     declaration = ext.declaration
     return ExtensionGroup(

@@ -46,13 +46,19 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _shown(settings: SettingsService, setting_id: str, session: str | None) -> tuple[str, str]:
+def _shown(
+    settings: SettingsService, setting_id: str, session: str | None
+) -> tuple[str, str, tuple[str, ...]]:
+    """The value as text, the level that decided it, and each saved value that was ignored
+    and why (as the Settings screen says them)."""
     from vis_core.settings.rows import NOT_SET, SAVED
 
     resolution = settings.resolve(setting_id, session)
     if resolution.setting.is_secret:
-        return (SAVED if settings.secret_saved(setting_id) else NOT_SET), resolution.source
-    return _text(resolution.value), resolution.source
+        shown = SAVED if settings.secret_saved(setting_id) else NOT_SET
+    else:
+        shown = _text(resolution.value)
+    return shown, resolution.source, resolution.ignored
 
 
 def _list(settings: SettingsService, args: argparse.Namespace, out: TextIO) -> int:
@@ -61,15 +67,30 @@ def _list(settings: SettingsService, args: argparse.Namespace, out: TextIO) -> i
     tree = build_tree(settings.extensions)
     for node in tree.nodes():
         sid = node.setting.id
-        value, source = _shown(settings, sid, args.session)
+        value, source, ignored = _shown(settings, sid, args.session)
         if args.json:
-            row = {"id": sid, "owner": node.owner.name, "value": value, "source": str(source)}
+            row = {
+                "id": sid,
+                "owner": node.owner.name,
+                "value": value,
+                "source": str(source),
+                "ignored": list(ignored),
+            }
             out.write(json.dumps(row) + "\n")
         else:
-            out.write(f"{'  ' * node.depth}{sid} = {value}  ({source}; {node.owner.name})\n")
+            indent = "  " * node.depth
+            out.write(f"{indent}{sid} = {value}  ({source}; {node.owner.name})\n")
+            out.writelines(f"{indent}  # {why}\n" for why in ignored)
     for group in tree.extensions:
         if group.error:
             out.write(f"# extension {group.name} did not load: {group.error}\n")
+    return EXIT_OK
+
+
+def _get(settings: SettingsService, args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    value, _, ignored = _shown(settings, args.id, args.session)
+    out.write(value + "\n")
+    err.writelines(f"vis settings: warning: {why}\n" for why in ignored)
     return EXIT_OK
 
 
@@ -151,8 +172,7 @@ async def _run(args: argparse.Namespace, workspace: Path, streams: tuple[TextIO,
         if args.settings_command == "list":
             return _list(host.settings, args, out)
         if args.settings_command == "get":
-            out.write(_shown(host.settings, args.id, args.session)[0] + "\n")
-            return EXIT_OK
+            return _get(host.settings, args, out, err)
         declared = host.models.config.data.get("providers")  # [providers.NAME] of config.toml
         check = partial(_check_provider, declared, host.paths.config_file)
         return await _set(host.settings, args, (stdin, err), check)

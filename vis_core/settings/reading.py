@@ -299,7 +299,8 @@ class SettingsReader:
             except ValueError as exc:
                 problem = f"{self._where(scope, session_id)}: {exc}"
                 invalid.append(problem)
-                ignored.append(f"the {scope.value} value is ignored: {problem}")
+                then = "; no turn runs until it is fixed" if setting.id in GUARDED else ""
+                ignored.append(f"the {scope.value} value is ignored: {problem}{then}")
         if setting.id in self.toggles.texts:
             try:
                 layers[Source.COMMAND_LINE] = parse_text(setting, self.toggles.texts[setting.id])

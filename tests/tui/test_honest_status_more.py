@@ -154,3 +154,29 @@ async def test_what_slash_commands_said_is_shown_again_on_resume(
     resumed = await seen_after_resume(workspace, session_id, every_line, size=(100, 50))
     assert any("Compacted t1" in line for line in live)
     assert resumed == live
+
+
+async def test_failed_extensions_are_listed_in_one_notice_with_the_hint_said_once(
+    workspace: Path, tmp_path: Path, vis_home: Path
+) -> None:
+    """Each failure was its own notice ending in the same `vis doctor` sentence (five filled
+    the first screen), and a cause ending in '?' read '…at import?. Run'."""
+    folder = VisPaths.from_env().extensions_dir
+    folder.mkdir(parents=True, exist_ok=True)
+    for index in range(4):
+        (folder / f"broken{index}.py").write_text(BROKEN, encoding="utf-8")
+    (folder / "sleepy.py").write_text("import time\ntime.sleep(60)\n", encoding="utf-8")
+    (vis_home / "config.toml").write_text('extension_load_timeout = "2"\n', encoding="utf-8")
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "hi"}]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        warnings = [
+            m.source for m in app.main.transcript.query(PlainMessage) if m.has_class("warning")
+        ]
+        assert len(warnings) == 1, warnings
+        (notice,) = warnings
+        assert notice.startswith("5 extensions failed to load"), notice
+        for name in ("broken0", "broken1", "broken2", "broken3", "sleepy"):
+            assert f"\n- {name}: " in notice, notice
+        assert "an endless loop at import?\n" in notice and "?." not in notice
+        assert notice.count("vis doctor") == 1 and notice.endswith("Reload in Settings (F2).")

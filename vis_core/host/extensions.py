@@ -39,19 +39,33 @@ class ExtensionCatalog:
         ext = self.loaded.get(owner)
         return None if ext is None else ext.lock
 
-    def warnings(self) -> list[str]:
-        """One warning per extension that failed to load, naming it and ``vis doctor``."""
-        warnings = []
-        for ext in self.loaded.extensions:
-            if ext.status is not ExtensionStatus.FAILED:
-                continue
-            cause = str(ext.error).splitlines()[0] if ext.error is not None else "no cause given"
-            warnings.append(
-                f"Extension {ext.name} failed to load, so its tools, commands and settings are "
-                f"missing: {cause}. Run `vis doctor` for every extension's status; fix the file "
-                "and Reload in Settings (F2)."
+    def load_warning(self) -> str | None:
+        """One notice for the extensions that failed to load: each with its cause, then
+        ``vis doctor`` and Reload said once; None when all loaded."""
+        failed = [
+            (
+                ext.name,
+                str(ext.error).splitlines()[0] if ext.error is not None else "no cause given",
             )
-        return warnings
+            for ext in self.loaded.extensions
+            if ext.status is ExtensionStatus.FAILED
+        ]
+        if not failed:
+            return None
+        hint = (
+            "Run `vis doctor` for every extension's status; fix the {} and Reload in Settings (F2)."
+        )
+        if len(failed) == 1:
+            ((name, cause),) = failed
+            return (
+                f"Extension {name} failed to load, so its tools, commands and settings are "
+                f"missing: {_sentence(cause)} {hint.format('file')}"
+            )
+        causes = "".join(f"- {name}: {cause}\n" for name, cause in failed)
+        return (
+            f"{len(failed)} extensions failed to load, so their tools, commands and settings "
+            f"are missing:\n{causes}{hint.format('files')}"
+        )
 
     def read_again(self, settings: SettingsService) -> None:
         """Load every extension again (the registration worker's time, up to the load time
@@ -78,3 +92,8 @@ class ExtensionCatalog:
         failed = [row for row in describe(self.loaded) if row.failed]
         text = f"{len(self.loaded.enabled)} loaded, {len(failed)} failed."
         return text + "".join(f"\n- {row.name}: {row.error}" for row in failed)
+
+
+def _sentence(text: str) -> str:
+    """``text`` ending as a sentence does (a cause may end in '.' or '?' already)."""
+    return text if text.endswith((".", "?", "!")) else f"{text}."

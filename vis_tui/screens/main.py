@@ -262,7 +262,8 @@ class MainScreen(Screen[None]):
             self.transcript.add_message(core.model_problem, classes="no-model", plain=True)
         for note in core.startup_notes():
             self.transcript.add_message(note, classes="note")
-        for warning in core.extension_warnings():
+        warning = core.extension_warning()
+        if warning is not None:
             self.transcript.add_message(warning, classes="warning", plain=True)
         self._say_mcp_problems(core)
         self.show_draft()

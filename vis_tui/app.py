@@ -192,8 +192,12 @@ class VisApp(App[int]):
             else:
                 # Importing the core is most of the startup; a thread keeps keys flowing.
                 await asyncio.to_thread(load_core)
-                core = await Frontend.open(self.options)
+                core = await Frontend.open(
+                    self.options,
+                    loading_extensions=lambda: self.main.start_step("loading extensions…"),
+                )
         except Exception as exc:  # shown to the person; the app stays usable for reading
+            self.main.start_step("could not start")
             self.main.drop_welcome()
             self.main.transcript.add_message(
                 f"**Vis could not start:** {escape_markdown(str(exc))}", classes="error"
@@ -210,9 +214,11 @@ class VisApp(App[int]):
         core.on_setting_saved(self._setting_saved)
         if core.model_problem:
             self.main.status_bar.model = core.model_label
+        self.main.start_step("opening the session…")
         try:
             await self._open_first_session(core)
         except Exception as exc:
+            self.main.start_step("could not start")
             self.main.drop_welcome()
             self.main.transcript.add_message(
                 f"**Vis could not open the session:** {escape_markdown(str(exc))}", classes="error"

@@ -180,3 +180,31 @@ async def test_failed_extensions_are_listed_in_one_notice_with_the_hint_said_onc
             assert f"\n- {name}: " in notice, notice
         assert "an endless loop at import?\n" in notice and "?." not in notice
         assert notice.count("vis doctor") == 1 and notice.endswith("Reload in Settings (F2).")
+
+
+async def test_the_status_says_it_loads_extensions_and_is_not_ready_meanwhile(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """An entry file slow at import held the start for the load limit while the status read
+    'starting… │ … │ ○ ready', and nothing said what Vis waited for."""
+    gate = tmp_path / "gate"
+    folder = VisPaths.from_env().extensions_dir
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "slow.py").write_text(
+        "import os, time\n"
+        "import vis_core.extension as vis\n\n"
+        f"while not os.path.exists({str(gate)!r}):  # the test opens it\n"
+        "    time.sleep(0.02)\n"
+        'vis.register_extension(vis.Extension(name="slow", description="Slow to import."))\n',
+        encoding="utf-8",
+    )
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "hi"}]))
+    async with app.run_test(size=(120, 30)) as pilot:
+        bar = app.main.status_bar
+        await until(pilot, lambda: "loading extensions" in str(bar.render()), seen=bar.render)
+        assert "ready" not in str(bar.render())
+        gate.write_text("", encoding="utf-8")
+        await started(app, pilot)
+        line = str(bar.render())
+        assert "○ ready" in line and "loading" not in line and "starting" not in line, line
+        assert not [m for m in app.main.transcript.query(PlainMessage) if m.has_class("warning")]

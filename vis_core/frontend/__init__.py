@@ -299,11 +299,14 @@ class Frontend:
         self._host = host
 
     @classmethod
-    async def open(cls, options: HostOptions) -> Frontend:
-        """Open the core of ``options.workspace`` (its store, settings, extensions, model)."""
+    async def open(
+        cls, options: HostOptions, *, loading_extensions: Callable[[], None] | None = None
+    ) -> Frontend:
+        """Open the core of ``options.workspace`` (its store, settings, extensions, model);
+        ``loading_extensions`` is called as the extensions start loading."""
         from vis_core.host import Host
 
-        return cls(await Host.open(options))
+        return cls(await Host.open(options, loading_extensions=loading_extensions))
 
     async def close(self) -> None:
         """Close every session, the MCP servers and the store."""

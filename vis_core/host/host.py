@@ -219,7 +219,15 @@ class Host:
         self.runtime.serve(self.port)
 
     @classmethod
-    async def open(cls, options: HostOptions, order: ChangeOrder | None = None) -> Host:
+    async def open(
+        cls,
+        options: HostOptions,
+        order: ChangeOrder | None = None,
+        *,
+        loading_extensions: Callable[[], None] | None = None,
+    ) -> Host:
+        """``loading_extensions``: called on the loop as the extensions start loading (their
+        entry files may take up to the load time limit), for a front end to say so."""
         paths = VisPaths.from_env().ensure()
         # the jail check (a jailed `true`, once per process) runs while the rest starts
         jail_check.check_in_background()
@@ -229,6 +237,8 @@ class Host:
         # The control files are read once: what is checked against the trust list is what
         # loads (extension code, settings, environment, MCP servers), never read again.
         snapshot, trusted = await asyncio.to_thread(verified, paths, project_root)
+        if loading_extensions is not None:
+            loading_extensions()
         extensions = await asyncio.to_thread(
             load_extensions,
             project_root=project_root,

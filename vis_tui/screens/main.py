@@ -208,8 +208,13 @@ class MainScreen(Screen[None]):
         self.completion.display = False
         self.chips.display = False
         self.status_bar.set_workspace(self.workspace)
-        self.status_bar.model = "starting…"
+        self.status_bar.starting = "starting…"
         self.prompt.focus()
+
+    def start_step(self, step: str) -> None:
+        """Show what the start waits for (``loading extensions…``), in order with the steps
+        before it; "" once the session is shown."""
+        self.status_bar.post_message(StatusBar.Starting(step))
 
     # -- session -------------------------------------------------------------------------
     def show_steps(self) -> bool:
@@ -246,6 +251,7 @@ class MainScreen(Screen[None]):
         self.status_bar.model = (
             session.model.label if hasattr(session, "model") else core.model_label
         )
+        self.start_step("")  # shown: the status says ready
         self.status_bar.set_totals(
             session.usage.total,
             session.cost,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual.content import Content
+from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
@@ -45,6 +46,17 @@ class StatusBar(Static):
     draft_files: reactive[int] = reactive(0)  # its files that differ from the target
     planning: reactive[bool] = reactive(False)  # plan mode: the model changes nothing
     background: reactive[int] = reactive(0)  # commands an ended block left running
+    starting: reactive[str] = reactive("")  # what the start waits for; "" once ready
+
+    class Starting(Message):
+        """The start is at ``step`` (``loading extensions…``); "" once the session is shown."""
+
+        def __init__(self, step: str) -> None:
+            super().__init__()
+            self.step = step
+
+    def on_status_bar_starting(self, message: Starting) -> None:
+        self.starting = message.step
 
     def set_workspace(self, path: Path) -> None:
         self.workspace = shorten_path(str(path), "/nonexistent-workspace")
@@ -99,6 +111,8 @@ class StatusBar(Static):
         state: tuple[str, str]
         if self.running:
             state = ("● running", "$text-accent")
+        elif self.starting:
+            state = (f"◌ {self.starting}", "$text-warning")
         else:
             state = ("○ ready", "$text-muted")
         workspace = self.workspace
@@ -117,11 +131,13 @@ class StatusBar(Static):
                 title = title.truncate(title_cells, ellipsis=True)
             parts.extend([title, sep])
         figures: dict[str, Content | tuple[str, str] | str] = {
-            "model": (self.model, "$text-warning" if self.model == "no model" else ""),
             "context": context.replace(" context", "") if compact else context,
             "tokens": f"{_tokens(self.tokens)}{' tok' if compact else ' tokens'}",
             "cost": f"${self.cost:.2f}",
         }
+        if self.model:  # not known until the core is open
+            model = (self.model, "$text-warning" if self.model == "no model" else "")
+            figures = {"model": model, **figures}
         for name, figure in figures.items():
             if name not in left_out:
                 parts.extend([figure, sep])

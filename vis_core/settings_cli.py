@@ -82,7 +82,9 @@ def _list(settings: SettingsService, args: argparse.Namespace, out: TextIO) -> i
             out.write(f"{indent}{sid} = {value}  ({source}; {node.owner.name})\n")
             out.writelines(f"{indent}  # {why}\n" for why in ignored)
     for group in tree.extensions:
-        if group.error:
+        if group.error and args.json:  # a line JSON reads, as every line of --json is
+            out.write(json.dumps({"extension": group.name, "error": group.error}) + "\n")
+        elif group.error:
             out.write(f"# extension {group.name} did not load: {group.error}\n")
     return EXIT_OK
 

@@ -3,6 +3,7 @@ are not its own (another owner's id) or not known (its declaration was refused).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from cli_support import vis as _vis
@@ -78,6 +79,10 @@ def test_vis_settings_lists_a_failed_extensions_error_not_its_settings(
     ]
     assert "clash_flag" not in listing.stdout
     assert "# extension dup did not load" in listing.stdout
+    listing = _vis("settings", "list", "--json", cwd=workspace, env_home=vis_home)
+    rows = [json.loads(line) for line in listing.stdout.splitlines()]
+    failed = {row["extension"]: row["error"] for row in rows if "extension" in row}
+    assert set(failed) == {"dup", "clash"} and "already declared" in failed["dup"]
     got = _vis("settings", "get", "clash_flag", cwd=workspace, env_home=vis_home)
     assert got.returncode == 2
     assert "extension 'clash', which declares it, did not load" in got.stderr, got.stderr

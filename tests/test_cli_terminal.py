@@ -204,12 +204,15 @@ def test_vis_run_shows_a_tool_error_of_several_lines_on_its_one_line(
     workspace: Path, vis_home: Path, tmp_path: Path
 ) -> None:
     """An extension tool's error of two lines put its second line on a line of its own under
-    the Activity's; the line now says the error's first line, as the app's row does."""
+    the Activity's; the line now says the error's first line, as the app's row does. The
+    block's line said the traceback's last line, "second line" alone: now its first."""
     code = "await probe.fail('custom failure\\nsecond line')"
     shown = _run_with_tools(workspace, vis_home, tmp_path, [{"code": code}, {"text": "Done."}])
     lines = shown.splitlines()
     assert "✗ fail · MyErr: custom failure" in lines, shown
     assert "second line" not in lines
+    (block,) = [line for line in lines if line.startswith("✗ python")]
+    assert block.endswith("custom failure"), shown
 
 
 def test_vis_run_keeps_a_file_name_with_line_breaks_on_its_line(

@@ -121,9 +121,18 @@ def code_line_count(code: str) -> int:
 
 
 def error_line(error: str) -> str:
-    """The last line of an error (a traceback ends with ``Class: message``)."""
-    lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else ""
+    """The line that says an error: the first of its message (a traceback ends with
+    ``Class: message``, whose message may go on over more lines after its frames)."""
+    lines = [line for line in error.strip().splitlines() if line.strip()]
+    start = len(lines)
+    while (
+        start > 0 and not lines[start - 1][:1].isspace() and not _TRACEBACK.match(lines[start - 1])
+    ):
+        start -= 1  # up through the message's lines, to the last frame's (indented) line
+    return lines[min(start, len(lines) - 1)].strip() if lines else ""
+
+
+_TRACEBACK = re.compile(r"^Traceback \(most recent call last\):$")
 
 
 # ``VisToolError: PatchError: patch: …``: the exception class names in front of a message.

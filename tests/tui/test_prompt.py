@@ -211,6 +211,14 @@ async def test_without_a_model_the_transcript_says_how_to_configure_one(workspac
         messages = [m.source for m in app.main.transcript.query(PlainMessage)]
         assert messages and messages[0] == app.core.model_problem
         assert app.main.status_bar.model == "no model"
+        # a request fails, and says so in a line: the whole help is the note above it
+        await type_keys(pilot, *"hello", "enter")
+        turn_ended = lambda: not app.main.turn_running and app.main.transcript.turns  # noqa: E731
+        await until(pilot, turn_ended)
+        await pilot.pause()
+        (turn,) = app.main.transcript.turns.values()
+        footer = str(turn.query_one(".turn-footer", Static).render())
+        assert footer == "The turn failed: no model is configured: /login sets one up.", footer
 
 
 async def test_the_first_request_names_the_session_in_the_status_bar(

@@ -40,7 +40,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from vis_core.model.providers import ProviderKind
+from vis_core.model.providers import NO_MODEL, ProviderKind
 from vis_core.paths import VisPaths
 from vis_core.providers.base import ModelChoice, Provider, ProviderConfigError
 from vis_core.providers.common import ANTHROPIC_KEY_ENV, OPENAI_KEY_ENV
@@ -53,8 +53,9 @@ DEFAULT_KEY_ENV: dict[str, str] = {
     ProviderKind.OPENAI: OPENAI_KEY_ENV,
 }
 
-NO_MODEL_HELP = """\
-No model is configured. Pick one of:
+NO_MODEL_HELP = (
+    NO_MODEL
+    + """ Pick one of:
   1. Set an API key and Vis uses that provider's default model:
        export ANTHROPIC_API_KEY=...      (default model anthropic/{anthropic_default})
        export OPENAI_API_KEY=...         (default model openai/{openai_default})
@@ -69,6 +70,7 @@ No model is configured. Pick one of:
        base_url = "http://127.0.0.1:11434/v1"
        api_key_env = ""
 """
+)
 
 
 class ModelChoiceError(ProviderConfigError, ValueError):

@@ -18,6 +18,7 @@ from vis_core.model.activity import (
     step_counts,
     step_tags,
 )
+from vis_core.model.providers import NO_MODEL
 from vis_core.model.turn import TurnStatus
 from vis_tui.block_info import BlockInfo, folds_into_activity
 from vis_tui.notes import FoldInfo, said_by_its_fold
@@ -53,6 +54,8 @@ def footer_content(
         parts.append((counts, "$text-muted"))
     if status in _STATUS_TEXT:
         text, style = _STATUS_TEXT[status]  # type: ignore[index]
+        if error and error.startswith(NO_MODEL):  # the note above has the whole help
+            error = "no model is configured: /login sets one up."
         if error and error.lower().startswith(text.lower().rstrip(".:")):
             text = error[0].upper() + error[1:].rstrip(".") + "."  # "Cancelled by the user."
         elif error:

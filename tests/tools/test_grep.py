@@ -178,3 +178,16 @@ async def test_rg_path_really_counts(ctx: ToolContext, workspace: Path) -> None:
         hidden=False,
     )
     assert await count_rg(ctx, "rg", [Root(workspace, False)], lookbehind) is None
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_a_file_name_with_a_line_break_is_searched_like_any(
+    ctx: ToolContext, workspace: Path, engine: str
+) -> None:
+    """ripgrep's output was split at every newline, one inside a file name too: a workspace
+    holding ``nl\\nname.txt`` failed every search ('ripgrep failed: name.txt: No such file')."""
+    (workspace / "nl\nname.txt").write_text("a needle\n")
+    (workspace / "plain.txt").write_text("one needle\nanother needle\n")
+    out = await search(ctx, "needle", engine=engine)
+    assert out.endswith("3 matching lines in 2 files."), out
+    assert "1: a needle" in out and "2: another needle" in out

@@ -10,7 +10,7 @@ import struct
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -386,15 +386,26 @@ async def count_rg(
         return None
     counts: dict[str, int] = {}
     explicit = {str(root.path) for root in roots if root.is_file}
-    for row in done[1].decode("utf-8", errors="surrogateescape").splitlines():
-        name, _, number = row.rpartition("\0")
-        if not name:
+    for name, number in _null_records(done[1]):
+        if not name or not number.isdigit():
             continue
-        path = os.path.normpath(os.path.join(ctx.workspace, name))
+        path = os.path.normpath(os.path.join(ctx.workspace, os.fsdecode(name)))
         if path in explicit and _is_binary(ctx, path):
             continue
         counts[path] = counts.get(path, 0) + int(number)
     return counts
+
+
+def _null_records(out: bytes) -> Iterator[tuple[bytes, bytes]]:
+    """``(path, rest)`` of each ``path\\0rest\\n`` record ripgrep prints with ``--null``: a
+    file name may hold a newline (a line split there named two files that do not exist, and
+    failed the search), the rest (a count, ``N:line``) never does."""
+    start = 0
+    while (end := out.find(b"\0", start)) >= 0:
+        stop = out.find(b"\n", end)
+        stop = len(out) if stop < 0 else stop
+        yield out[start:end], out[end + 1 : stop]
+        start = stop + 1
 
 
 async def lines_rg(
@@ -409,10 +420,9 @@ async def lines_rg(
     if done is None or _rejected(*done):
         return None
     numbered: dict[str, list[int]] = {}
-    for row in done[1].split(b"\n"):
-        name, sep, rest = row.partition(b"\0")
+    for name, rest in _null_records(done[1]):
         number = rest.split(b":", 1)[0]
-        if sep and number.isdigit():
+        if number.isdigit():
             path = os.path.normpath(os.path.join(ctx.workspace, os.fsdecode(name)))
             numbered.setdefault(path, []).append(int(number) - 1)
     return numbered

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vis_core.model.activity import ActivityRecord
-from vis_core.model.block import FileChange, plain_error
+from vis_core.model.block import FileChange, error_line, plain_error
 from vis_core.model.turn import BLOCK_CANCELLED
 
 if TYPE_CHECKING:  # the core's events load after the first frame
@@ -66,11 +66,6 @@ class BlockInfo:
         return match.group(1) if match else None
 
 
-def _last(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return plain_error(lines[-1]) if lines else ""
-
-
 def folds_into_activity(info: BlockInfo, records: Iterable[ActivityRecord]) -> bool:
     """Whether the block's row may stay hidden behind the one Activity it made: its code is
     one statement, it made exactly one call of its own, printed nothing, changed no file,
@@ -82,7 +77,8 @@ def folds_into_activity(info: BlockInfo, records: Iterable[ActivityRecord]) -> b
         return False
     if info.error is None or info.cancelled:
         return True
-    return _last(info.error) == _last(calls[0].error or "")
+    # the line each row says of its error, the class names in front aside
+    return plain_error(error_line(info.error)) == plain_error(error_line(calls[0].error or ""))
 
 
 @functools.lru_cache(maxsize=256)

@@ -122,8 +122,8 @@ def _stage(tree: Path) -> None:
     with model_stopped():  # git reads the files by path: nothing may swap a link in meanwhile
         names = paths(["ls-files", "-z", "--others", "--modified", "--exclude-standard"], tree)
         names = [name for name in names if not name.endswith("/")]  # an embedded repository
-        _refuse_too_large(tree, names)
         files = Beneath(tree)
+        _refuse_too_large(files, names)
         # a tracked file that is a folder now leaves the index (its files come in on their own)
         gone = [name for name in names if _plain_folder(files, name)]
         for change, listed in (("--force-remove", gone), ("--add", set(names) - set(gone))):
@@ -148,10 +148,9 @@ def _plain_folder(files: Beneath, name: str) -> bool:
         return False
 
 
-def _refuse_too_large(tree: Path, names: list[str]) -> None:
+def _refuse_too_large(files: Beneath, names: list[str]) -> None:
     """Refuse a new or changed file over ``LARGEST_FILE`` before git hashes and stores it
     whole (a sparse terabyte file costs a block's code nothing to make)."""
-    files = Beneath(tree)
     for name in names:
         try:
             info = files.stat(name, follow=False)

@@ -246,10 +246,8 @@ class HostMcp:
         if manager is None:
             return []
         await end_tasks(self._reports, cancel=False)  # reports under way are said in the turn
-        if wait > 0:
-            await manager.wait_all(wait)
-        details = self._deps.details
-        return manager.unreported(details) + manager.still_connecting(details)
+        notes = await self.startup_notes(wait)
+        return notes + manager.still_connecting(self._deps.details)
 
     def _report_soon(self) -> None:
         """A server that fails while a turn runs is reported in that turn's transcript."""
@@ -332,7 +330,7 @@ class McpDeps:
     extensions: Callable[[], LoadedExtensions]
     store: Store
     clear_tools: Callable[[], None]  # the sessions' tool lists are built again
-    details: str = "/mcp shows details"  # where a server's problem is shown in full
+    details: str  # where a server's problem is shown in full (`/mcp`, `vis mcp list`)
 
 
 def declared_servers(extensions: LoadedExtensions) -> list[tuple[str, Any]]:

@@ -199,7 +199,7 @@ class McpManager:
             ]
         await self.wait_for(wanted, self.first_prompt_wait)
 
-    def unreported(self, details: str = "/mcp shows details") -> list[str]:
+    def unreported(self, details: str) -> list[str]:
         """Config problems and failed connections not yet reported (each once); ``details``
         says where the person finds more (the TUI's ``/mcp``, ``vis mcp list`` in a shell)."""
         notes: list[str] = []

@@ -182,8 +182,10 @@ class ToolContext:
         names), when ``cat`` or ``ls`` asks for it; else None. The jail shows that folder
         read-only to the block, and the two read beneath it, so through no link (``grep``
         runs ripgrep, which would follow one)."""
-        if tool not in ("cat", "ls"):
-            return None
+        return self._in_saved_outputs(target) if tool in ("cat", "ls") else None
+
+    def _in_saved_outputs(self, target: Path) -> Path | None:
+        """``target`` beneath the real folder of the session's saved outputs, if it is there."""
         given, real = Path(os.path.normpath(target)), Path(os.path.realpath(self.output_dir))
         for folder in (Path(os.path.normpath(self.output_dir)), real):
             if given.is_relative_to(folder):
@@ -194,7 +196,7 @@ class ToolContext:
         """Where the tools' reads and writes go, never through a link that leads elsewhere:
         with the jail on, beneath the workspace (Vis's own folders refused), or beneath the
         saved outputs for ``target`` there; off, anywhere."""
-        if self.jail and target is not None and self.saved_output(target, "cat") is not None:
+        if self.jail and target is not None and self._in_saved_outputs(target) is not None:
             return Beneath(self.output_dir)
         if self.jail:  # a workspace in Vis's data folder (a draft) shows through it
             hidden = (f for f in hidden_folders() if f not in self.workspace.parents)

@@ -130,14 +130,12 @@ class StatusBar(Static):
             if title_cells is not None:
                 title = title.truncate(title_cells, ellipsis=True)
             parts.extend([title, sep])
-        figures: dict[str, Content | tuple[str, str] | str] = {
-            "context": context.replace(" context", "") if compact else context,
-            "tokens": f"{_tokens(self.tokens)}{' tok' if compact else ' tokens'}",
-            "cost": f"${self.cost:.2f}",
-        }
+        figures: dict[str, Content | tuple[str, str] | str] = {}
         if self.model:  # not known until the core is open
-            model = (self.model, "$text-warning" if self.model == "no model" else "")
-            figures = {"model": model, **figures}
+            figures["model"] = (self.model, "$text-warning" if self.model == "no model" else "")
+        figures["context"] = context.replace(" context", "") if compact else context
+        figures["tokens"] = f"{_tokens(self.tokens)}{' tok' if compact else ' tokens'}"
+        figures["cost"] = f"${self.cost:.2f}"
         for name, figure in figures.items():
             if name not in left_out:
                 parts.extend([figure, sep])

@@ -7,11 +7,17 @@ from pathlib import Path
 from pilot_keys import type_keys
 
 from vis_core.paths import VisPaths
+from vis_tui.app import VisApp
 from vis_tui.widgets.transcript import PlainMessage
 
 from .support import started, until, vis_app, write_script
 
 BROKEN = '"""Fails on line 3."""\n\nraise RuntimeError("broken on purpose")\n'
+
+
+def _warnings(app: VisApp) -> list[str]:
+    """The warnings the transcript shows (plain messages of the ``warning`` class)."""
+    return [m.source for m in app.main.transcript.query(PlainMessage) if m.has_class("warning")]
 
 
 async def test_an_extension_that_fails_to_load_is_announced_on_the_main_screen(
@@ -23,9 +29,7 @@ async def test_an_extension_that_fails_to_load_is_announced_on_the_main_screen(
     app = vis_app(workspace, write_script(tmp_path, [{"text": "hi"}]))
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
-        warnings = [
-            m.source for m in app.main.transcript.query(PlainMessage) if m.has_class("warning")
-        ]
+        warnings = _warnings(app)
         assert len(warnings) == 1, warnings
         assert "brokenext" in warnings[0] and "vis doctor" in warnings[0]
         assert "broken on purpose" in warnings[0]
@@ -170,9 +174,7 @@ async def test_failed_extensions_are_listed_in_one_notice_with_the_hint_said_onc
     app = vis_app(workspace, write_script(tmp_path, [{"text": "hi"}]))
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
-        warnings = [
-            m.source for m in app.main.transcript.query(PlainMessage) if m.has_class("warning")
-        ]
+        warnings = _warnings(app)
         assert len(warnings) == 1, warnings
         (notice,) = warnings
         assert notice.startswith("5 extensions failed to load"), notice

@@ -324,3 +324,33 @@ async def test_compact_after_paging_up_shows_its_fold_once_at_the_newest_turn_in
         (fold,) = newest.query(FoldRow)
         assert fold.fold.key == "t1-t70"
         assert transcript.scroll_y == transcript.max_scroll_y > 0
+
+
+async def test_a_note_vis_makes_on_its_own_leaves_a_person_reading_old_turns_where_they_are(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    """An MCP server failing after the start is said in the transcript, unasked. A person
+    paging through the oldest turns was brought back to the newest page and its end; the
+    note now waits at the end, and is there when they come back."""
+    import json
+
+    from vis_tui.widgets.transcript import PlainMessage
+
+    go = tmp_path / "go"
+    waits = f"while [ ! -e '{go}' ]; do sleep 0.05; done; exit 3"  # fails when told to
+    servers = {"late": {"command": "sh", "args": ["-c", waits]}}
+    (vis_home / "mcp.json").write_text(json.dumps({"mcpServers": servers}))
+
+    def notes() -> list[PlainMessage]:
+        return [m for m in transcript.query(PlainMessage) if "'late' failed" in m.source]
+
+    async with _paging(workspace) as (app, pilot, transcript):
+        await _to_the_oldest(pilot, transcript)
+        reading, scroll_y = _positions(transcript), transcript.scroll_y
+        go.touch()
+        await until(pilot, lambda: bool(notes()))
+        await pilot.pause()
+        assert _positions(transcript) == reading and transcript.has_newer
+        assert transcript.scroll_y == scroll_y
+        await _back_to_the_newest(pilot, transcript)
+        assert len(notes()) == 1

@@ -284,7 +284,7 @@ class MainScreen(Screen[None]):
         """The MCP servers that failed at the start (and config problems), said once they
         settle, without waiting for a turn: each once, as the turns say them."""
         for note in await core.mcp_startup_notes(MCP_SETTLE_SECONDS):
-            self.transcript.add_message(note, classes="warning", plain=True)
+            self.transcript.add_message(note, classes="warning", plain=True, unprompted=True)
 
     def forget_model_problem(self) -> None:
         """A model works now (``/login``): the no-model note goes, the status shows it."""

@@ -211,9 +211,13 @@ class Transcript(SteadyScroll, can_focus=False):
         return view if view is not None else self.add_turn(turn_id, 0, "")
 
     def add_message(
-        self, text: str, *, classes: str = "", plain: bool = False
+        self, text: str, *, classes: str = "", plain: bool = False, unprompted: bool = False
     ) -> SystemMessage | PlainMessage:
-        """Add text from Vis itself: Markdown, or ``plain`` text kept line for line."""
+        """Add text from Vis itself: Markdown, or ``plain`` text kept line for line.
+
+        It goes after the newest turns and brings them into view, as a new turn does; an
+        ``unprompted`` one (said by Vis on its own, not answering the person) leaves a
+        person reading earlier turns where they are: it waits at the end."""
         all_classes = f"system-message {classes}".strip()
         message: SystemMessage | PlainMessage
         if plain:
@@ -222,7 +226,10 @@ class Transcript(SteadyScroll, can_focus=False):
             from vis_tui.widgets.system_message import SystemMessage
 
             message = SystemMessage(text, classes=all_classes)
-        self.show_newest()  # it goes after the newest turns, as a new turn does
+        if unprompted and (self._below or not self._pinned) and self._hidden is None:
+            self.mount(message)
+            return message
+        self.show_newest()
         if self._hidden is not None:  # shown with the newest page
             message.display = False
             self._hidden.append(message)

@@ -69,3 +69,59 @@ def test_a_quick_run_says_each_failed_server_once_and_where_to_look(
         assert said[0].startswith(f"warn: MCP server {name!r} failed: "), said
         assert said[0].endswith("; `vis mcp list` shows details"), said
     assert "/mcp shows" not in done.stderr
+
+
+# a server as `npx` starts one: a wrapper whose child serves (here: a child that sleeps, and
+# the wrapper becomes the server)
+WRAPPED = """
+import os, subprocess, sys
+mark, server = sys.argv[1], sys.argv[2]
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", mark + "-child"])
+os.execv(sys.executable, [sys.executable, server, "stdio", mark + "-server"])
+"""
+
+
+def test_kill_9_of_vis_run_leaves_no_process_of_an_mcp_server(
+    vis_home: Path, workspace: Path
+) -> None:
+    """The SDK starts a stdio server in a session of its own, with nothing tying it to Vis:
+    after `kill -9` of Vis the server and what it started ran on for ever (one more after
+    each crash or closed terminal). Now they end with Vis."""
+    import json
+    import time
+    import uuid
+
+    from processes import marked
+
+    from .server_app import __file__ as server_app
+
+    mark = f"vis-mcp-orphan-{uuid.uuid4().hex}"
+    entry = {"command": sys.executable, "args": ["-c", WRAPPED, mark, server_app]}
+    write_config(vis_home / "mcp.json", {"wrapped": entry})
+    script = workspace.parent / "script.json"
+    script.write_text(json.dumps([{"code": "import asyncio\nawait asyncio.sleep(300)"}]))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vis_core.cli", "run", "--toggles", "jail=false"]
+        + ["--provider", "scripted", "--script", str(script), "go"],
+        cwd=workspace,
+        env={**os.environ, "VIS_HOME": str(vis_home)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(marked(mark)) < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(marked(mark)) == 2, "the server and its child did not start"
+        proc.kill()
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 20
+        while marked(mark) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait()
+        left = marked(mark)
+        for pid in left:  # the test cleans up after a failure
+            os.kill(pid, signal.SIGKILL)
+    assert not left, "the MCP server or its child outlived kill -9 of vis run"

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from vis_core.mcp.config import SSE_HINT, ServerConfig, Source, Transport
 from vis_core.mcp.group import end_group, spawned_with_stderr
-from vis_core.mcp.launch import start_folder
+from vis_core.mcp.launch import kept, start_folder
 from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.names import tool_names
 from vis_core.mcp.oauth_session import make_provider, sign_in_needed, uses_oauth
@@ -398,12 +398,11 @@ class ServerConnection:
                 env["PATH"] = self._path_outside(env.get("PATH", environ["PATH"]))
             if config.cwd:
                 cwd = (self.workspace / _expand_home(config.cwd)).resolve()
-            params = StdioServerParameters(
-                command=_expand_home(config.command),
-                args=[_expand_home(a) for a in config.args],
-                env=env or None,
-                cwd=cwd,
+            path = env.get("PATH") or os.environ.get("PATH", os.defpath)
+            command, args = kept(
+                _expand_home(config.command), [_expand_home(a) for a in config.args], cwd, path
             )
+            params = StdioServerParameters(command=command, args=args, env=env or None, cwd=cwd)
             self._stderr = StderrTail(on_close=self._lost)
             try:
                 streams = await stack.enter_async_context(

@@ -16,6 +16,11 @@ when the tree's memory went over ``MEMORY`` bytes (0: no limit), after which it 
 MODE ``sandbox``: the tree is killed as soon as the command ends; ``shell``: what the command
 left running goes on until it ends or is stopped. The keeper then exits as the command did
 (the same code, or the same signal).
+
+MODE ``server`` (an MCP server the SDK starts; ``FD`` is ``-1``): no channel, so the command
+starts at once, in the keeper's own process group (the SDK signals that group) with the
+keeper's stderr; the keeper ends the tree when the command ends, and when its parent (Vis) is
+gone, which it sees within ``PARENT_POLL``.
 """
 
 from __future__ import annotations
@@ -173,6 +178,8 @@ class Keeper:
         self.status: int | None = None  # the command's wait status once it ended
 
     def say(self, text: str) -> None:
+        if self.channel < 0:
+            return
         try:
             os.write(self.channel, text.encode() + b"\n")
         except OSError:
@@ -182,7 +189,8 @@ class Keeper:
         pid = os.fork()
         if pid == 0:
             try:
-                os.setsid()
+                if self.mode != "server":
+                    os.setsid()
                 prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
                 if os.getppid() != self.me:  # the keeper died before the request took effect
                     os._exit(137)
@@ -195,7 +203,7 @@ class Keeper:
             os._exit(127)
         self.target = pid
         devnull = os.open(os.devnull, os.O_RDWR)  # hold none of the command's pipes
-        for fd in (0, 1, 2):
+        for fd in (0, 1) if self.mode == "server" else (0, 1, 2):
             os.dup2(devnull, fd)
         os.close(devnull)
 
@@ -244,7 +252,8 @@ class Keeper:
     def leave(self) -> None:
         """Exit as the command did."""
         self.kill_all()
-        os.close(self.channel)
+        if self.channel >= 0:
+            os.close(self.channel)
         code = self.code()
         if code >= 0:
             os._exit(code)
@@ -269,10 +278,13 @@ class Keeper:
         for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_IGN)
         fd = self.channel
+        watched = [fd, wake_r] if fd >= 0 else [wake_r]
+        if self.mode == "server":
+            self.start()
         while True:
             timeout = MEMORY_POLL if self.memory else PARENT_POLL
             try:
-                ready, _, _ = select.select([fd, wake_r], [], [], timeout)
+                ready, _, _ = select.select(watched, [], [], timeout)
             except InterruptedError:
                 ready = []
             if wake_r in ready:
@@ -281,7 +293,7 @@ class Keeper:
                 except BlockingIOError:
                     pass
             said = b""
-            if fd in ready:
+            if fd >= 0 and fd in ready:
                 try:
                     said = os.read(fd, 512)
                     gone = not said
@@ -301,7 +313,7 @@ class Keeper:
             if signal.SIGTERM in signals:
                 self.signal_tree(signal.SIGTERM)
             left = self.reap()
-            if self.status is not None and (self.mode == "sandbox" or not left):
+            if self.status is not None and (self.mode != "shell" or not left):
                 self.leave()
             if self.memory and (used := tree_memory(self.memory)) > self.memory:
                 self.say(f"memory {used}")
@@ -328,7 +340,8 @@ def main() -> None:
     fd, mode = int(sys.argv[1]), sys.argv[2]
     memory, processes = int(sys.argv[3]), int(sys.argv[4])
     argv = sys.argv[6:]
-    os.set_inheritable(fd, False)
+    if fd >= 0:
+        os.set_inheritable(fd, False)
     limit(memory, processes)
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     prctl(PR_SET_DUMPABLE, 0)  # nothing of the tree can trace it

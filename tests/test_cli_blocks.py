@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from cli_support import script, vis
 
@@ -74,6 +75,8 @@ def test_a_command_that_exits_non_zero_is_marked_failed_in_run_and_export(
     waited = [line for line in result.stdout.splitlines() if "waited" in line]
     assert [line[0] for line in waited] == ["✗", "✓"], result.stdout
     assert "exit 3" in waited[0]
+    # a command's time is written as a block's is (it said "0.2 s" beside a block's "0.6s")
+    assert all(re.search(r" · \d\.\ds$", line) for line in waited), waited
 
     store = Store(VisPaths.from_env().db_file)
     row = store.latest_session(workspace)

@@ -13,6 +13,7 @@ from vis_core.model.activity import (
     ActivityTerminalLine,
     RenderPhase,
 )
+from vis_core.model.block import format_duration
 from vis_core.text_limits import one_line
 
 TERMINAL_LINES = 200
@@ -100,7 +101,7 @@ def shell_presentation(handle: Any, action: str = "") -> ActivityPresentation:
     terminal = ActivityTerminal(stages, lines, handle.exit_code, omitted)
     parts = [one_line(handle.command, 160), *([action] if action else []), _shell_state(handle)]
     runtime = getattr(handle, "runtime", None)
-    aside = f"{runtime:.1f} s" if runtime is not None and not handle.running else None
+    aside = format_duration(runtime) if runtime is not None and not handle.running else None
     return ActivityPresentation(
         "Run command", " · ".join(parts), (terminal,), handle_id=handle.id, aside=aside
     )

@@ -129,3 +129,24 @@ def test_wide_or_long_arguments_still_draw_a_summary(tools: dict) -> None:
     for shown in cases:
         assert "…" in shown.summary, shown.summary
         assert len(shown.summary.encode()) <= 512
+
+
+def test_an_outside_workspace_error_names_the_workspace_and_is_said_once(
+    tools: dict, workspace: Path
+) -> None:
+    """A jailed ``cat('/etc/passwd')`` read "outside the workspace .;" (the workspace path,
+    shortened to ``.``), and the row said the error a second time: the error's
+    ``OutsideWorkspace: cat:`` prefixes were not set aside when compared with the summary."""
+    from sample_turns import record
+
+    from vis_core.extension_host.activity_paths import shorten_presentation
+    from vis_core.model.activity import ActivityState, error_in_header
+
+    message = f"cat: /etc/passwd is outside the workspace {workspace}; the jail is on"
+    error = f"OutsideWorkspace: {message}"
+    shown = shorten_presentation(
+        render(tools["cat"], "failure", "/etc/passwd", error=RuntimeError(message)), workspace
+    )
+    assert f"outside the workspace {shorten_path(workspace, '/')};" in shown.summary
+    failed = record("a1", shown, state=ActivityState.FAILED, tool="cat", error=error)
+    assert error_in_header(failed)

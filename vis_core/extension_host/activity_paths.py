@@ -19,7 +19,14 @@ _ABSOLUTE = re.compile(r"(?<![\w:/.~\-])/[^\s'\"`<>()\[\]{},;:|]+")
 
 
 def shorten_paths_in(text: str, workspace: Path | str, home: Path | str | None = None) -> str:
-    return _ABSOLUTE.sub(lambda m: shorten_path(m.group(0), workspace, home), text)
+    """``text`` with its absolute paths shortened; the workspace itself keeps its name (a
+    bare ``.`` in a sentence reads as a full stop: "outside the workspace .")."""
+
+    def short(match: re.Match[str]) -> str:
+        shown = shorten_path(match.group(0), workspace, home)
+        return shorten_path(match.group(0), "/", home) if shown == "." else shown
+
+    return _ABSOLUTE.sub(short, text)
 
 
 def shorten_presentation(

@@ -455,9 +455,10 @@ def _header_texts(record: ActivityRecord) -> tuple[str, str]:
     shortened (``~/…``, relative to the workspace) and an error as the tool wrote them."""
     assert record.error is not None and record.presentation is not None
     message = plain_error(record.error.splitlines()[0])
-    # the tool's own "patch: " prefix aside, the header may carry the message itself
-    if message.split(": ", 1)[0].isidentifier():
-        message = message.split(": ", 1)[-1]
+    # the class names and the tool's own "patch: " prefix aside, the header may carry the
+    # message itself
+    while ": " in message and message.split(": ", 1)[0].isidentifier():
+        message = message.split(": ", 1)[1]
     said = record.presentation.summary or record.presentation.outcome or ""
     return _comparable(message), _comparable(said)
 

@@ -206,3 +206,30 @@ def test_the_models_sdk_is_imported_when_a_session_starts_not_at_its_first_promp
         PREPARED, str(workspace), vis_home=vis_home, env={"OPENAI_API_KEY": "sk-test"}
     )
     assert done.stdout.strip() == "at start: False prepared: True", done.stderr[-2000:]
+
+
+async def test_no_tool_call_location_leads_the_editor_out_of_the_workspace(
+    workspace, vis_home, tmp_path
+):
+    """An editor that follows the agent opens each tool call's locations. A refused read of
+    ``/etc/passwd`` (or of a link in the workspace to a file outside it) was sent as a
+    location, so the model could make the person's editor open any file on screen."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("host secret\n")
+    (workspace / "link.txt").symlink_to(secret)
+    (workspace / "notes.txt").write_text("notes\n")
+    reads = ["/etc/passwd", str(secret), "../secret.txt", "link.txt", "notes.txt"]
+    code = "".join(
+        f"try:\n    print(await cat({path!r}))\nexcept Exception as exc:\n    print(exc)\n"
+        for path in reads
+    )
+    client = EditorClient()
+    s = script(tmp_path, [{"code": code}, {"text": "Read them."}])
+    async with vis_acp(client, workspace, vis_home, s) as (conn, _):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=FS)
+        new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await conn.prompt(session_id=new.session_id, prompt=[text_block("read")])
+    calls = [*client.of("tool_call"), *client.of("tool_call_update")]
+    located = {loc.path for u in calls for loc in (u.locations or [])}
+    assert str(workspace / "notes.txt") in located
+    assert located <= {str(workspace / "notes.txt")}, located

@@ -315,14 +315,21 @@ class UpdateMaker:
                 rows = [" | ".join(item.headers), *(" | ".join(row) for row in item.rows)]
                 content.append(tool_content(text_block("\n".join(rows))))
                 paths.extend(self._absolute(path) for path in item.paths or ())
-        if p is not None and record.owner == "vis" and record.tool in ("cat", "ls"):
+        failed = record.state is ActivityState.FAILED
+        if p is not None and record.owner == "vis" and record.tool in ("cat", "ls") and not failed:
             named = self._named_path(p.summary)
             if named is not None:
                 paths.insert(0, named)
-        if record.error and record.state is ActivityState.FAILED:
+        if record.error and failed:
             content.append(tool_content(text_block(record.error)))
-        locations = [ToolCallLocation(path=path) for path in dict.fromkeys(paths)]
-        return content, locations
+        # an editor that follows the agent opens each location: only the workspace's files
+        shown = [path for path in dict.fromkeys(paths) if self._inside(path)]
+        return content, [ToolCallLocation(path=path) for path in shown]
+
+    def _inside(self, path: str) -> bool:
+        """Whether ``path`` is in the workspace, its links followed."""
+        root = os.path.realpath(self.root)
+        return os.path.commonpath([root, os.path.realpath(path)]) == root
 
     @staticmethod
     def _terminal_text(item: ActivityTerminal) -> str:

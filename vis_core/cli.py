@@ -421,8 +421,14 @@ def _trust(path: Path) -> int:
     except ValueError as exc:
         print(f"vis trust: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    trusted = TrustStore(VisPaths.from_env()).trust(target)
-    print(f"Trusted {trusted}: its extensions and MCP servers will load.")
+    from vis_core.paths import take_snapshot
+    from vis_core.settings.storage import ProjectFiles
+    from vis_core.settings.trust_notice import trust_notice
+    from vis_core.terminal import terminal_text
+
+    snapshot = take_snapshot(target)
+    trusted = TrustStore(VisPaths.from_env()).trust(target, snapshot)
+    print(terminal_text(trust_notice(trusted, snapshot, ProjectFiles(trusted).read(snapshot))))
     return EXIT_OK
 
 

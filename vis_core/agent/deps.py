@@ -110,6 +110,10 @@ class SessionDraft(Protocol):
 
     @property
     def draft(self) -> Draft | None: ...
+    @property
+    def own_draft(self) -> Draft | None: ...  # the draft it made, not one it visits
+    def draft_of(self, session_id: str) -> Draft | None: ...  # another session's
+    async def visit(self, draft: Draft) -> None: ...  # work in another session's draft
     def roots(self) -> WorkRoots: ...  # where the session works now
     async def changed_files(self) -> list[str]: ...  # git reads them, in a thread
     async def review(self) -> DraftReview: ...  # changed_files and the diff

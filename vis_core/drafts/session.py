@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from vis_core.drafts.errors import DraftError
 from vis_core.drafts.hooks import NO_HOOKS, DraftHooks
 from vis_core.drafts.service import Drafts
 from vis_core.model.draft import Draft, DraftAction, DraftBackend, DraftReview
@@ -88,6 +89,7 @@ class SessionDrafts:
         self._followers: list[Follower] = []
         self._slot: tuple[str, Path] | None = None
         self._draft = self._resumable(drafts.of_session(session_id))
+        self._visiting = False  # in another session's draft (:meth:`visit`)
         self._shown: DraftReview | None = None
         # the draft's git steps take its index lock: two at once (the status bar's count of
         # its files beside a sync the person asked for) made one fail
@@ -111,6 +113,11 @@ class SessionDrafts:
     @property
     def draft(self) -> Draft | None:
         return self._draft
+
+    @property
+    def own_draft(self) -> Draft | None:
+        """The draft this session made and approves (not one it visits)."""
+        return None if self._visiting else self._draft
 
     def roots(self) -> Roots:
         """The session's working copy now: the draft's while in one, else the live one."""
@@ -169,7 +176,27 @@ class SessionDrafts:
 
     # -- the lifecycle ----------------------------------------------------------------------
 
+    def draft_of(self, session_id: str) -> Draft | None:
+        """The draft session ``session_id`` works in, when its folder is still there."""
+        draft = self.drafts.of_session(session_id)
+        return draft if draft is not None and Path(draft.root).is_dir() else None
+
+    async def visit(self, draft: Draft) -> None:
+        """Work in ``draft``, another session's (a child's in its parent's, a consulted
+        session's fork in that session's): everything that acts on the workspace acts on it,
+        and only its own session syncs, approves or discards it."""
+        before = self.roots().workspace
+        self._visiting = True
+        self._enter(draft)
+        for follower in self._followers:
+            await follower(before, Path(draft.root))
+
     async def create(self, label: str | None = None) -> Draft:
+        if self._visiting and self._draft is not None:
+            raise DraftError(
+                f"this session works in draft {self._draft.label} of session "
+                f"{(self._draft.session_id or '')[:8]}: its changes land there"
+            )
         slot = self._slot[0] if self._slot is not None else None
         before = self.roots().workspace
         draft = await self._in_thread(
@@ -222,8 +249,10 @@ class SessionDrafts:
         draft = self._draft
         if draft is None:
             return
-        if self.drafts.of_session(self.session_id) == draft and Path(draft.root).is_dir():
+        owner = draft.session_id if self._visiting else self.session_id
+        if owner and self.drafts.of_session(owner) == draft and Path(draft.root).is_dir():
             return
+        self._visiting = False
         self._enter(None)
         text = (
             f"Draft {draft.label} is gone (approved or discarded elsewhere); back in the workspace"
@@ -235,6 +264,11 @@ class SessionDrafts:
     def _need(self) -> Draft:
         if self._draft is None:
             raise LookupError("this session is not in a draft; draft_create() makes one")
+        if self._visiting:
+            raise DraftError(
+                f"draft {self._draft.label} is session {(self._draft.session_id or '')[:8]}'s: "
+                "that session syncs, approves or discards it"
+            )
         return self._draft
 
     def _enter(self, draft: Draft | None) -> None:

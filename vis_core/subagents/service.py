@@ -19,6 +19,7 @@ from vis_core.tools.display import plural
 if TYPE_CHECKING:
     from vis_core.agent.deps import SessionModel
     from vis_core.agent.session import AgentSession
+    from vis_core.model.draft import Draft
     from vis_core.providers.base import ModelChoice
     from vis_core.session_tools import SessionTools
     from vis_core.settings.service import SettingsService
@@ -194,10 +195,13 @@ class Subagents:
                 await self._deps.settings.inherit(child.id, parent.id)
                 child.title = title_from_request(request)
                 store.set_title(child.id, child.title)
-                await self._prepare(child, chosen, read_only=read_only)
+                within = parent.drafts.draft if parent.drafts is not None else None
+                await self._prepare(child, chosen, read_only=read_only, within=within)
                 note = (
                     "read-only: tools that change files or run commands are refused"
                     if read_only
+                    else f"you work in your parent's draft {within.label}"
+                    if within is not None
                     else f"you work in your own draft {child.drafts.draft.label}"
                     if child.drafts is not None and child.drafts.draft is not None
                     else "you may change files"
@@ -238,7 +242,9 @@ class Subagents:
             chosen = self._model(parent, None, what)
             child = await _opened(sessions.open_session(row.id), chosen)
             try:
-                await self._prepare(child, chosen, read_only=True)
+                # the files as that session has them: its draft's, while it works in one
+                within = child.drafts.draft_of(source.id) if child.drafts else None
+                await self._prepare(child, chosen, read_only=True, within=within)
                 text = (
                     f"[Vis: session {parent.id[:8]} ({parent.title or 'untitled'}) consults this "
                     "session. Answer its question from what this session found, and check what "
@@ -272,8 +278,15 @@ class Subagents:
             raise SubagentError(f"{what}: cannot use {chosen.label}: {chosen.problem}")
         return chosen
 
-    async def _prepare(self, child: AgentSession, chosen: Any, *, read_only: bool) -> None:
+    async def _prepare(
+        self, child: AgentSession, chosen: Any, *, read_only: bool, within: Draft | None = None
+    ) -> None:
+        """The child's model, and where it works: in draft ``within`` (another session's,
+        whose files it then reads and changes), else the workspace, or a draft of its own
+        when it may write."""
         await child.switch_model(chosen)
+        if within is not None and child.drafts is not None:
+            await child.drafts.visit(within)
         if read_only:
             self._deps.store.state_set(READ_ONLY_STATE, child.id, True)
             tools = self._deps.session_tools.get(child.id)
@@ -282,7 +295,7 @@ class Subagents:
             set_read_only = getattr(child.sandbox, "set_read_only", None)
             if set_read_only is not None:  # with the jail on, its blocks cannot write either
                 set_read_only(True)
-        elif child.drafts is not None:
+        elif child.drafts is not None and within is None:
             await child.drafts.create()
 
     async def _turn(
@@ -312,7 +325,7 @@ class Subagents:
                 await mirror.close()
         if task is not None and task.cancelling():  # the parent was cancelled: so is the child
             raise asyncio.CancelledError
-        draft = child.drafts.draft if child.drafts is not None else None
+        draft = child.drafts.own_draft if child.drafts is not None else None
         return ChildAnswer(
             child.id,
             ended.status,

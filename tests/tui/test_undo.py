@@ -99,3 +99,42 @@ async def test_a_resumed_session_shows_the_undo_note_where_it_was_shown_live(
     # after the turn it undid, before the next one
     assert shown.index("Changed a.txt.") < shown.index("Undid the file") < shown.index("what now")
     assert resumed == live, "\n".join(live) + "\n=====\n" + "\n".join(resumed)
+
+
+async def test_undo_keeps_what_the_person_did_after_the_turn(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """/undo put the whole workspace back as it was before the turn: the person's edit of a
+    file the turn never touched was reverted, a file they made after the turn deleted ("created
+    by the turn"), with no copy kept (found by a tester). Now it puts back only what the turn
+    changed, and of that only what is still as the turn left it."""
+    for name, text in (("app.py", "a = 1\n"), ("other.txt", "keep me\n"), ("both.txt", "b\n")):
+        (workspace / name).write_text(text, encoding="utf-8")
+    code = (
+        "from pathlib import Path\n"
+        "Path('app.py').write_text('a = 2\\n')\n"
+        "Path('both.txt').write_text('the turn\\n')\n"
+        "Path('made.txt').write_text('by the turn\\n')\n"
+    )
+    script = write_script(tmp_path, [{"code": code}, {"text": "Changed them."}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"change things", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Changed them.")
+        await until(pilot, lambda: not app.main.turn_running)
+        # the person's work after the turn
+        (workspace / "other.txt").write_text("an hour of my work\n", encoding="utf-8")
+        (workspace / "mine.txt").write_text("my notes\n", encoding="utf-8")
+        (workspace / "both.txt").write_text("my fix of the turn's change\n", encoding="utf-8")
+        await type_keys(pilot, *"/undo", "enter")
+        await until(pilot, lambda: any("Undid the file changes of turn 1" in s for s in _said(app)))
+        note = _said(app)[-1]
+    assert (workspace / "app.py").read_text() == "a = 1\n"
+    assert not (workspace / "made.txt").exists()
+    assert (workspace / "other.txt").read_text() == "an hour of my work\n"
+    assert (workspace / "mine.txt").read_text() == "my notes\n"
+    assert (workspace / "both.txt").read_text() == "my fix of the turn's change\n"
+    assert "restored `app.py`" in note and "deleted `made.txt`" in note
+    assert "left `both.txt`: it changed again after the turn" in note
+    assert "other.txt" not in note and "mine.txt" not in note

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from vis_core.agent.invoker import CallSite
 from vis_core.events import UserContext
 from vis_core.model.turn import ContextOrigin
-from vis_core.model.undo import NOT_KEPT, UndoReport
+from vis_core.model.undo import CHANGED_SINCE, NOT_KEPT, UndoReport
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
@@ -78,7 +78,8 @@ async def undo(
     lines += [f"restored {path}" for path in report.restored]
     lines += [f"deleted {path} (the turn created it)" for path in report.removed]
     lines += [f"could not restore {path} ({NOT_KEPT})" for path in report.not_kept]
-    if not report.changed:
+    lines += [f"left {path} as it is: {CHANGED_SINCE}" for path in report.kept]
+    if not report.changed and not report.kept:
         lines.append("no file differed from before the turn")
     await session.emit(
         UserContext(

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from vis_core.extension.declarations import CommandResult, SlashCommand, err, ok
 from vis_core.model.command import CommandAction, CommandInfo, PromptToSend
-from vis_core.model.undo import NOT_KEPT
+from vis_core.model.undo import CHANGED_SINCE, NOT_KEPT
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
@@ -216,6 +216,7 @@ def undo_result(report: UndoReport) -> CommandResult:
     rows = [f"- restored {code_span(p)}" for p in report.restored]
     rows += [f"- deleted {code_span(p)} (created by the turn)" for p in report.removed]
     rows += [f"- could not restore {code_span(p)} ({NOT_KEPT})" for p in report.not_kept]
+    rows += [f"- left {code_span(p)}: {CHANGED_SINCE}" for p in report.kept]
     body = "\n".join(rows) or "No file differed from before the turn."
     return ok(f"Undid the file changes of turn {turns}", body)
 

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 # why /undo cannot put a file back: its checkpoint listed it but kept no copy
 NOT_KEPT = "no copy was kept: too large, or past what one checkpoint copies"
+# why /undo leaves a file the turn changed: it changed again after the turn
+CHANGED_SINCE = "it changed again after the turn (your edit is kept)"
 
 
 class FolderTooBig(OSError):
@@ -21,6 +23,7 @@ class UndoReport:
     restored: tuple[str, ...] = ()  # changed or deleted by the turns: put back
     removed: tuple[str, ...] = ()  # created by the turns: deleted
     not_kept: tuple[str, ...] = ()  # changed, but the checkpoint kept no copy of them
+    kept: tuple[str, ...] = ()  # changed by the turns, then again since (yours): left as they are
 
     @property
     def changed(self) -> bool:

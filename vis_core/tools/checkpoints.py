@@ -21,6 +21,7 @@ newest turn that changed files.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -131,6 +132,9 @@ class Checkpoint:
     taken_at: float
     files: Files
     changes: Changes
+    # the files the turn changed, as it left them ([size, mtime_ns, mode]; None: removed);
+    # None: not known (the turn did not end in this Vis, or an older Vis took it)
+    left: dict[str, list[Any] | None] | None = None
 
 
 def _changes(before: Files, after: Files) -> Changes:
@@ -138,6 +142,18 @@ def _changes(before: Files, after: Files) -> Changes:
     found: Changes = {rel: [f, after.get(rel)] for rel, f in before.items() if after.get(rel) != f}
     found.update((rel, [None, f]) for rel, f in after.items() if rel not in before)
     return found
+
+
+def _touched(used: list[Checkpoint]) -> dict[str, list[Any] | None] | None:
+    """The files the turns of ``used`` (newest first) changed, each as the newest of them
+    left it; None when a turn's is not known (then ``/undo`` puts back every file)."""
+    touched: dict[str, list[Any] | None] = {}
+    for checkpoint in used:
+        if checkpoint.left is None:
+            return None
+        for rel, state in checkpoint.left.items():
+            touched.setdefault(rel, state)
+    return touched
 
 
 def _turned(files: Files, changes: Changes, side: int) -> Files:
@@ -218,7 +234,10 @@ class Checkpoints:
             meta = data["turn_id"], data["position"], data["taken_at"]
         except KeyError:
             return None  # damaged
-        return Checkpoint(index, *meta, files, data.get("changes", {}))
+        left = data.get("left")
+        return Checkpoint(
+            index, *meta, files, data.get("changes", {}), left if isinstance(left, dict) else None
+        )
 
     def _newest(self) -> Checkpoint | None:
         """The newest checkpoint: the listed one's files with each later one's changes (a
@@ -366,8 +385,17 @@ class Checkpoints:
         if last is None or last.turn_id != turn_id:
             return False  # no checkpoint of this turn: nothing to read
         now = seen if seen is not None else file_states(self.scan())
-        if now != listed(last.files):
-            self._prune(last)
+        before = listed(last.files)
+        if now != before:
+            left = {
+                rel: list(now[rel]) if rel in now else None
+                for rel in before.keys() | now.keys()
+                if before.get(rel) != now.get(rel)
+            }
+            data = self._read(f"{last.index}.json") or {}
+            self._write(f"{last.index}.json", {**data, "left": left})
+            self._last = dataclasses.replace(last, left=left)
+            self._prune(self._last)
             return False
         self._newest_is(next(islice(self.newest_first(), 1, None), None), [last])
         return True
@@ -452,9 +480,12 @@ class Checkpoints:
                 else "no turn of this session has changed files yet"
             )
         target, used = existing[steps - 1], existing[:steps]
-        restored, removed, not_kept = [], [], []
+        restored, removed, not_kept, kept = [], [], [], []
+        touched = _touched(used)
         for rel, (size, _, mode, digest) in sorted(target.files.items()):
             current = now.get(rel)
+            if touched is not None and not self._as_left(rel, current, touched, kept):
+                continue
             if current is not None and self._same(rel, current, size, digest):
                 if current.st_mode & 0o7777 != mode:  # only its mode changed (chmod +x)
                     self._put_mode_back(rel, mode)
@@ -467,6 +498,8 @@ class Checkpoints:
             self._put_back(rel, data, mode)
             restored.append(rel)
         for rel in sorted(set(now) - set(target.files)):
+            if touched is not None and not self._as_left(rel, now[rel], touched, kept):
+                continue
             try:
                 self.files.unlink(rel)
             except FileNotFoundError:
@@ -474,9 +507,56 @@ class Checkpoints:
             except Escape:
                 raise self._outside(rel) from None
             removed.append(rel)
-        self._newest_is(existing[steps] if len(existing) > steps else None, used)
+        earlier = existing[steps] if len(existing) > steps else None
+        if earlier is not None and earlier.left is not None and (restored or removed):
+            earlier = self._left_as_restored(earlier, target, [*restored, *removed])
+        self._newest_is(earlier, used)
         turns = tuple(c.position for c in used)
-        return UndoReport(turns, tuple(restored), tuple(removed), tuple(not_kept))
+        return UndoReport(turns, tuple(restored), tuple(removed), tuple(not_kept), tuple(kept))
+
+    def _left_as_restored(
+        self, earlier: Checkpoint, target: Checkpoint, written: list[str]
+    ) -> Checkpoint:
+        """The last turn before the undone ones to change each of ``written`` left it as
+        ``target`` holds it (nothing changed it since): it is now as this undo wrote it, which
+        a later undo finds. ``earlier`` (the newest checkpoint now) as it is stored then."""
+        now = file_states(self.scan())
+        waiting = set(written)
+        for checkpoint in self.newest_first():
+            if not waiting or checkpoint.left is None:
+                break
+            if checkpoint.index > earlier.index:
+                continue  # an undone one
+            left = dict(checkpoint.left)
+            for rel in waiting & left.keys():
+                was = target.files.get(rel)
+                if left[rel] == (None if was is None else was[:3]):
+                    left[rel] = list(now[rel]) if rel in now else None
+            waiting -= left.keys()
+            if left != checkpoint.left:
+                data = self._read(f"{checkpoint.index}.json") or {}
+                self._write(f"{checkpoint.index}.json", {**data, "left": left})
+                if checkpoint.index == earlier.index:
+                    earlier = dataclasses.replace(earlier, left=left)
+        return earlier
+
+    @staticmethod
+    def _as_left(
+        rel: str,
+        current: os.stat_result | None,
+        touched: dict[str, list[Any] | None],
+        kept: list[str],
+    ) -> bool:
+        """Whether ``rel`` is the undone turns' to put back: one they changed and that is
+        still as they left it. A file they changed that changed again since (the person's
+        edit) is added to ``kept`` and left as it is."""
+        if rel not in touched:
+            return False
+        now = None if current is None else list(file_states({rel: current})[rel])
+        if now != touched[rel]:
+            kept.append(rel)
+            return False
+        return True
 
     def _same(self, rel: str, st: os.stat_result, size: int, digest: str | None) -> bool:
         if st.st_size != size:

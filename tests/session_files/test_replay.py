@@ -175,3 +175,27 @@ def test_a_trusted_projects_extensions_load_in_the_replay_an_untrusted_ones_do_n
     assert "is not trusted: its extensions and MCP servers were skipped" in report["project"]
     first = report["differences"][0]
     assert first["what"] == "output" and "hello Ada from the project" in first["expected"]
+
+
+def test_a_block_whose_output_was_saved_or_that_printed_a_command_replays_identical(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    """A block printing over 50 KB (its full output saved to a file named by session, time
+    and a random part) or a shell handle (with its pid) never replayed identical: `vis
+    replay` in CI failed for every such session (found by a tester)."""
+    code = 'print("Z" * 60000)\nprint(await shell("sleep 0.2"))'
+    path = script(tmp_path, [{"code": code}, {"text": "ok"}])
+    done = vis(
+        "run", "--provider", "scripted", "--script", str(path), "print a lot",
+        cwd=workspace, env_home=vis_home,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    session_id = vis("sessions", cwd=workspace, env_home=vis_home).stdout.split()[0]
+    with Store(VisPaths.from_env().db_file) as store:
+        row = store.latest_session(workspace)
+        assert row is not None
+        (block,) = read_session(store, row).turns[0].blocks
+    assert "Full output saved to" in block.stdout and "pid " in block.stdout
+    same = vis("replay", session_id, cwd=workspace, env_home=vis_home)
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "identical." in same.stdout

@@ -13,6 +13,7 @@ import shutil
 import sys
 import tempfile
 from collections import deque
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -239,26 +240,39 @@ def _compare_activities(
 # -- running -------------------------------------------------------------------------------
 
 
-def _in_workspace(value: Any, copy: str, original: str) -> Any:
-    """Replayed text with the copy's path written as the recorded workspace's."""
+# what differs between two runs of one block by design: the folder (the session's id), time
+# and random part of a saved output's name, and a process id
+_SAVED_OUTPUT = re.compile(r"(/outputs/)[0-9a-f]+(/[\w-]+)-\d{8}-\d{6}-[0-9a-f]{8}\.txt")
+_PID = re.compile(r"\bpid \d+")
+
+
+def _rewritten(value: Any, rewrite: Callable[[str], str]) -> Any:
+    """``value`` (text, or dicts and lists of it) with each text rewritten."""
     if isinstance(value, str):
-        return value.replace(copy, original)
+        return rewrite(value)
     if isinstance(value, dict):
-        return {key: _in_workspace(item, copy, original) for key, item in value.items()}
+        return {key: _rewritten(item, rewrite) for key, item in value.items()}
     if isinstance(value, list):
-        return [_in_workspace(item, copy, original) for item in value]
+        return [_rewritten(item, rewrite) for item in value]
     return value
 
 
-def _normalized(session: StoredSession, copy: Path, original: str) -> StoredSession:
+def _normalized(session: StoredSession, copy: Path | None = None, original: str = "") -> None:
+    """``session``'s texts as they compare: what differs by design between two runs made
+    alike; with ``copy``, the copy's path written as the recorded workspace's ``original``."""
+
+    def rewrite(text: str) -> str:
+        if copy is not None:
+            text = text.replace(str(copy), original)
+        return _PID.sub("pid …", _SAVED_OUTPUT.sub(r"\1…\2.txt", text))
+
     for turn in session.turns:
-        turn.error = _in_workspace(turn.error, str(copy), original)
-        turn.activities = _in_workspace(turn.activities, str(copy), original)
+        turn.error = _rewritten(turn.error, rewrite)
+        turn.activities = _rewritten(turn.activities, rewrite)
         for block in turn.blocks:
-            block.stdout = _in_workspace(block.stdout, str(copy), original)
-            block.error = _in_workspace(block.error, str(copy), original)
-            block.activities = _in_workspace(block.activities, str(copy), original)
-    return session
+            block.stdout = _rewritten(block.stdout, rewrite)
+            block.error = _rewritten(block.error, rewrite)
+            block.activities = _rewritten(block.activities, rewrite)
 
 
 async def _replay(recorded: StoredSession, copy: Path, script: Path) -> StoredSession:
@@ -276,14 +290,16 @@ async def _replay(recorded: StoredSession, copy: Path, script: Path) -> StoredSe
             raise ReplayError(refusal)
         session = await host.new_session()
         try:
-            for turn in recorded.turns:
-                command = turn.request.startswith("!")
-                await session.submit(turn.request, command=command)
+            try:
+                for turn in recorded.turns:
+                    command = turn.request.startswith("!")
+                    await session.submit(turn.request, command=command)
+            finally:  # what it left running stops, as when `vis run` ends: then it is read
+                await session.close()
             row = host.store.get_session(session.id)
             assert row is not None
             return read_session(host.store, row)
         finally:
-            await session.close()
             host.store.delete_session(session.id)
             data = host.paths.data_dir
             for kept in (data / "checkpoints" / session.id, data / "outputs" / session.id):
@@ -402,6 +418,7 @@ def replay_with_notes(
         finally:
             _forget_copy(copy)
         _normalized(replayed, copy.resolve(), row.workspace)
+    _normalized(recorded)
     return recorded, compare(recorded, replayed), missed, project
 
 

@@ -183,6 +183,8 @@ async def test_a_500_line_paste_shows_as_one_folded_entry_and_is_sent_whole(
         shown = str(line.render())
         assert "pasted 500 lines" in shown and "see: log line 1" in shown, shown
         assert "log line 250" not in shown and line.size.height <= 3
+        # what the person typed after the paste stays in sight (it was folded away with it)
+        assert shown.rstrip().endswith("log line 500 why?"), shown
         assert app.core is not None and app.session is not None
         stored = [r.event for r in app.core.history.events(app.session.id)]
         sent = [e.request for e in stored if isinstance(e, TurnStarted)]

@@ -81,12 +81,15 @@ def request_folds(request: str) -> bool:
 
 def request_content(request: str, *, expanded: bool = False) -> Content:
     """The request line: a prompt marker, then the request in bold; a long one shows its
-    first line and one "pasted N lines" entry that opens to the whole text."""
+    first line, one "pasted N lines" entry that opens to the whole text, and its last line
+    (what the person typed after a paste: "summarize this")."""
     marker = ("› ", "bold $text-accent")
     if not request_folds(request):
         return Content.assemble(marker, (request, "bold"))
     lines = request.split("\n")
-    first = next((line for line in lines if line.strip()), "")
+    written = [n for n, line in enumerate(lines) if line.strip()]
+    first = lines[written[0]] if written else ""
+    last = ("\n  ", (lines[written[-1]], "bold")) if len(written) > 1 else ()
     disclosure = "▾" if expanded else "▸"
     count = len(request.rstrip("\n").split("\n"))  # a paste's last line end ends a line
     entry = f"{disclosure} pasted {count:,} lines"
@@ -95,7 +98,9 @@ def request_content(request: str, *, expanded: bool = False) -> Content:
         return Content.assemble(
             marker, (entry, "$text-muted"), (hint, "dim"), "\n", (request, "bold")
         )
-    return Content.assemble(marker, (first, "bold"), "\n  ", (entry, "$text-muted"), (hint, "dim"))
+    return Content.assemble(
+        marker, (first, "bold"), "\n  ", (entry, "$text-muted"), (hint, "dim"), *last
+    )
 
 
 class RequestLine(Static):

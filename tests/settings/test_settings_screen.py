@@ -132,6 +132,19 @@ async def test_search_filters_and_locked_rows_explain(workspace: Path) -> None:
         assert shown == {"report_details", "report_detail_level"}
         vis_header = screen.query_one("#section-vis")
         assert not vis_header.display  # no core setting matches: no empty "Vis" heading
+        # ↓ and Enter reach the hits from the search (the focus stayed in its field: the
+        # only hit was 7 Tabs away, past the scope buttons and the headers)
+        for key in ("down", "enter"):
+            screen.action_search()
+            await pilot.press(key)
+            await pilot.pause()
+            assert isinstance(app.focused, SettingRow), (key, app.focused)
+            assert app.focused.setting_id == "report_details"
+        await pilot.press("down")
+        assert isinstance(app.focused, SettingRow)
+        assert app.focused.setting_id == "report_detail_level"
+        screen.action_search()
+        await pilot.pause()
         await pilot.press(*["backspace"] * len("detail"))
         await pilot.pause()
         assert vis_header.display and theme.display

@@ -37,6 +37,12 @@ Reloader = Callable[[], Awaitable[str]]
 FIRST_PAINT_ROWS = 80
 
 
+class SearchField(Input):
+    """The search: ↓ (and Enter) go to its first hit."""
+
+    BINDINGS = [Binding("down,enter", "screen.first_line", "First hit", show=False)]
+
+
 class SettingsScreen(Screen[None]):
     """Renders the settings tree and saves through the façade's :class:`SettingsPanel`.
 
@@ -77,7 +83,7 @@ class SettingsScreen(Screen[None]):
     def compose(self) -> Iterator[Widget]:
         yield Static(Content.styled("Settings", "bold"), id="settings-title")
         with Horizontal(id="settings-bar"):
-            yield Input(placeholder="Search settings…", id="settings-search")
+            yield SearchField(placeholder="Search settings…", id="settings-search")
             for scope in SCOPES:
                 button = Button(scope.value.title(), id=f"scope-{scope.value}", compact=True)
                 button.set_class(scope is self.scope, "-active")
@@ -235,6 +241,13 @@ class SettingsScreen(Screen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    def action_first_line(self) -> None:
+        """To the first line shown: the first hit of a search (its rows, not the headers)."""
+        kind = SettingRow if self.query_text else TreeLine
+        shown = [line for line in self.query(kind) if line.display]
+        if shown:
+            shown[0].focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         button_id = event.button.id or ""

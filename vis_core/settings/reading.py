@@ -274,7 +274,21 @@ class SettingsReader:
         if setting.is_secret:
             saved = "" if owner.is_project else self._secret_values.get(setting.id, "")
             layers = {Source.GLOBAL: saved} if saved else {}
-            return Resolution(setting, saved or setting.default, _top(layers), layers)
+            where = (
+                "a project extension's secret is never saved"
+                if owner.is_project
+                else (
+                    f"a secret is read only from Vis's secrets file: save it in Settings or with "
+                    f"`vis settings set {setting.id}`"
+                )
+            )
+            written = [
+                f"the {scope.value} value of secret setting {setting.id!r} is ignored: {where}"
+                for scope in SCOPE_ORDER
+                if self._stored(owner, scope, session_id, preloaded)[0]
+            ]
+            value = saved or setting.default
+            return Resolution(setting, value, _top(layers), layers, tuple(written))
         layers: dict[Source, Any] = {}
         ignored: list[str] = []
         invalid: list[str] = []

@@ -13,6 +13,7 @@ from vis_core.extension.logs import log_file
 from vis_core.extension.settings_decl import SettingScope
 from vis_core.paths import TrustStore, VisPaths
 from vis_core.settings.rows import NOT_SET, SAVED, row_state
+from vis_core.settings.toggles import Toggles
 from vis_core.settings.tree import build_tree
 
 from .support import install, open_host, user_extensions
@@ -94,6 +95,13 @@ async def test_a_project_extension_cannot_save_a_secret(workspace: Path) -> None
         assert await session.invoker.call("token_echo", (), {}) == "token="
         assert not host.paths.secrets_file.exists() or SECRET.encode() not in (
             host.paths.secrets_file.read_bytes()
+        )
+        # --toggles said to save it with `vis settings set`, which refuses it (a tester)
+        toggles = Toggles([f"reports_server_token={SECRET}"])
+        problem = toggles.problem("reports_server_token", host.settings.owners())
+        assert problem is not None and "vis settings set" not in problem
+        assert problem.endswith(
+            "Vis saves no secret for a project's extension, so it keeps its default"
         )
     finally:
         await host.close()

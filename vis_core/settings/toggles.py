@@ -46,9 +46,14 @@ class Toggles:
                 "`vis settings list` shows the settings Vis knows"
             )
         if owner.setting.is_secret:
+            where = (
+                "Vis saves no secret for a project's extension, so it keeps its default"
+                if owner.is_project
+                else f"save it in Settings or with `vis settings set {setting_id}`"
+            )
             return (
                 f"--toggles refuses secret setting {setting_id!r}, because other programs can "
-                f"read a command line; save it in Settings or with `vis settings set {setting_id}`"
+                f"read a command line; {where}"
             )
         try:
             parse_text(owner.setting, text)

@@ -375,7 +375,7 @@ def test_a_sparse_terabyte_file_is_refused_before_git_stores_it(repo: Path, draf
     file the model's code made in the draft, with the model's processes held meanwhile."""
     with (repo / "disk.img").open("wb") as out:
         out.truncate(1 << 40)
-    with pytest.raises(DraftError, match=r"^disk\.img is 1\.0 TB, over the 4\.0 GB a draft"):
+    with pytest.raises(DraftError, match=r"^disk\.img is 1\.0 TB, over the 256\.0 MB a draft"):
         drafts.create(repo, "s1", "big")
     assert drafts.listed() == [] and git(repo, "branch", "--list", "vis/draft/*") == ""
     (repo / "disk.img").unlink()
@@ -392,6 +392,34 @@ def test_a_sparse_terabyte_file_is_refused_before_git_stores_it(repo: Path, draf
     (root / "sub" / "disk.img").unlink()  # the draft stays usable
     drafts.approve(draft, "edit b")
     assert (repo / "b.txt").read_text() == "bee edited\n"
+
+
+def test_a_sparse_untracked_file_stays_sparse_in_the_draft(repo: Path, drafts: Drafts) -> None:
+    """Before, the worktree draft's copy of the person's untracked files wrote every zero
+    of a sparse one (a block's 1 GiB file cost the host 1 GiB of disk)."""
+    with (repo / "disk.img").open("wb") as out:
+        out.write(b"boot")
+        out.truncate(200 << 20)
+    draft = drafts.create(repo, "s1", "sparse")
+    copy = Path(draft.root) / "disk.img"
+    assert copy.stat().st_size == 200 << 20 and copy.read_bytes()[:4] == b"boot"
+    assert copy.stat().st_blocks * 512 <= (repo / "disk.img").stat().st_blocks * 512 + (1 << 20)
+
+
+def test_changes_past_what_a_draft_copies_in_all_are_refused_before_git_stores_them(
+    repo: Path, drafts: Drafts
+) -> None:
+    """17 names of one 256 MiB file (hard links: free to make) in the draft: git would hash
+    each and approval write each in full; the name that takes them past 4 GiB is refused."""
+    draft = drafts.create(repo, "s1", "links")
+    root = Path(draft.root)
+    with (root / "a00.img").open("wb") as out:
+        out.truncate(256 << 20)
+    for number in range(1, 17):
+        os.link(root / "a00.img", root / f"a{number:02}.img")
+    with pytest.raises(DraftError, match=r"^a\d\d\.img \(256\.0 MB\) takes what a draft copies"):
+        drafts.approve(draft, "too much")
+    assert not (repo / "a00.img").exists()
 
 
 def test_a_target_branch_checked_out_in_another_worktree_is_not_moved(

@@ -1,5 +1,7 @@
-"""Copy files the cheapest way the filesystem allows (a reflink clone, else a kernel copy),
-never as hard links: a draft's write must never reach the live file."""
+"""Copy files the cheapest way the filesystem allows (a reflink clone, else a kernel copy of
+the ranges that hold data, so a sparse file stays sparse), never as hard links: a draft's
+write must never reach the live file. Every copy a draft makes is bounded per file and in
+all by a :class:`Budget`, and never opens a pipe, socket or device."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import hashlib
 import os
 import shutil
 import stat
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -19,45 +22,128 @@ from vis_core.text_limits import format_size
 from vis_core.tools.beneath import Beneath
 
 FICLONE = 0x40049409  # linux/fs.h: share the source's extents (btrfs, XFS, bcachefs…)
-LARGEST_FILE = 4 << 30  # bytes of one file a draft copies or compares
+LARGEST_FILE = 256 << 20  # bytes of one file a copy takes or a draft compares (docs/security.md)
+LARGEST_COPY = 4 << 30  # bytes one copy takes in all, by the files' sizes (holes count)
 PIECE = 1 << 20  # bytes read at a time
 
 
-def clone_file(source: Beneath, name: str, target: Path, *, made: bool = False) -> bool:
+class Budget:
+    """What one copy (a draft's start, sync or approval) may still take: a file over
+    :data:`LARGEST_FILE`, or one that takes the sizes copied past ``total``, is refused by
+    name (:class:`DraftError`). A block makes a sparse terabyte, or a file with a thousand
+    hard links, in an instant; copying them would not be free. Shared by the threads of
+    one copy."""
+
+    def __init__(self, who: str = "a draft", total: int = LARGEST_COPY) -> None:
+        self.who = who
+        self.total = total
+        self._left = total
+        self._lock = threading.Lock()
+
+    def take(self, name: str, size: int) -> None:
+        if size > LARGEST_FILE:
+            raise too_large(name, size, self.who)
+        with self._lock:
+            if size > self._left:
+                raise DraftError(
+                    f"{name} ({format_size(size)}) takes what {self.who} copies past "
+                    f"{format_size(self.total)} in all; move large files out of the workspace "
+                    "and try again"
+                )
+            self._left -= size
+
+
+def clone_file(
+    source: Beneath,
+    name: str,
+    target: Path,
+    *,
+    made: bool = False,
+    budget: Budget | None = None,
+) -> bool:
     """``target`` as a copy of ``name`` beneath ``source`` (a link as a link), sharing blocks
-    where possible; ``made``: its folder exists already. Opened beneath ``source`` without
-    following a link out of it: the model's code may swap a folder on the way for a link to
-    a file the jail hides while Vis copies. False (nothing copied) when ``name`` is not a
-    file or a link (a folder, a pipe, gone)."""
+    where possible and keeping holes; ``made``: its folder exists already; ``budget``: what
+    the copy this file is part of may still take (a budget of its own without one). Opened
+    beneath ``source`` without following a link out of it: the model's code may swap a
+    folder on the way for a link to a file the jail hides while Vis copies. False (nothing
+    copied) when ``name`` is not a file or a link (a folder, a pipe, gone): a pipe, socket
+    or device is never opened (opening a pipe waits for a writer)."""
     try:
-        link = stat.S_ISLNK(source.stat(name, follow=False).st_mode)
-        fd = None if link else source.open(name, os.O_RDONLY | os.O_NONBLOCK)[0]
+        mode = source.stat(name, follow=False).st_mode
+        if stat.S_ISLNK(mode):
+            if not made:
+                target.parent.mkdir(parents=True, exist_ok=True)
+            if os.path.lexists(target):
+                target.unlink()
+            os.symlink(source.readlink(name), target)
+            return True
+        if not stat.S_ISREG(mode):
+            return False
+        fd = source.open(name, os.O_RDONLY | os.O_NONBLOCK)[0]
     except (FileNotFoundError, NotADirectoryError):
         return False
-    if fd is not None:
+    try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > LARGEST_FILE:
-            os.close(fd)
-            if stat.S_ISREG(info.st_mode):
-                raise too_large(name, info.st_size)
+        if not stat.S_ISREG(info.st_mode):  # swapped since: O_NONBLOCK did not wait on it
             return False
-    if not made:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    if target.is_symlink() or (link and target.exists()):
-        target.unlink()
-    if fd is None:
-        os.symlink(source.readlink(name), target)
-        return True
-    with open(fd, "rb") as src:
+        (budget or Budget()).take(name, info.st_size)
         os.set_blocking(fd, True)
-        mode = os.fstat(fd).st_mode & 0o777
+        if not made:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_symlink():
+            target.unlink()
         out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with open(out, "wb") as dst:
+        try:
             try:
-                fcntl.ioctl(dst.fileno(), FICLONE, src.fileno())
+                fcntl.ioctl(out, FICLONE, fd)
             except OSError:
-                shutil.copyfileobj(src, dst, 1 << 20)  # sendfile/copy_file_range underneath
-            os.fchmod(dst.fileno(), mode)
+                copy_data(fd, out, info.st_size)
+            os.fchmod(out, info.st_mode & 0o777)
+        finally:
+            os.close(out)
+    finally:
+        os.close(fd)
+    return True
+
+
+def copy_data(source: int, target: int, size: int) -> None:
+    """The first ``size`` bytes of the open file ``source`` into the empty ``target``, holes
+    kept: only the ranges that hold data are copied (``SEEK_DATA``/``SEEK_HOLE``), and the
+    copy is given its length last, so a sparse file's copy takes no more disk than it does.
+    A file that shrinks meanwhile ends the copy early (at ``size`` still)."""
+    offset = 0
+    while offset < size:
+        try:
+            start = os.lseek(source, offset, os.SEEK_DATA)
+            end = min(os.lseek(source, start, os.SEEK_HOLE), size)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # no data past offset: a hole to the end
+                break
+            if exc.errno != errno.EINVAL:  # EINVAL: the filesystem cannot say; all is data
+                raise
+            start, end = offset, size
+        if start >= size or not _copy_range(source, target, start, end):
+            break
+        offset = end
+    os.ftruncate(target, size)
+
+
+def _copy_range(source: int, target: int, start: int, end: int) -> bool:
+    """Bytes ``start`` to ``end`` of ``source`` to the same place in ``target`` (a kernel
+    copy, else a piece at a time); False when ``source`` ended first."""
+    while start < end:
+        try:
+            done = os.copy_file_range(source, target, end - start, start, start)
+        except OSError as exc:
+            if exc.errno not in (errno.EXDEV, errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+                raise
+            piece = os.pread(source, min(end - start, PIECE), start)
+            done = len(piece)
+            if piece.count(0) != done:  # a piece of zeros stays a hole
+                os.pwrite(target, piece, start)
+        if not done:
+            return False
+        start += done
     return True
 
 
@@ -97,11 +183,11 @@ def content_id(source: Beneath, name: str, object_format: str = "sha1") -> str |
     return digest.hexdigest()
 
 
-def too_large(name: str, size: int) -> DraftError:
+def too_large(name: str, size: int, who: str = "a draft") -> DraftError:
     """Why file ``name`` of ``size`` bytes is not copied or compared (a sparse file claims
     terabytes at no cost to whoever made it; copying or hashing them would not be free)."""
     return DraftError(
-        f"{name} is {format_size(size)}, over the {format_size(LARGEST_FILE)} a draft copies "
+        f"{name} is {format_size(size)}, over the {format_size(LARGEST_FILE)} {who} copies "
         "or compares of one file; move it out of the workspace and try again"
     )
 

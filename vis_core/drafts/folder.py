@@ -71,15 +71,11 @@ def load_manifest(path: Path) -> Manifest:
 
 def create(workspace: Path, tree: Path, skip: tuple[Path, ...]) -> Manifest:
     """Copy ``workspace`` into ``tree``; returns the manifest of what was copied."""
-    manifest: Manifest = {}
     tree.mkdir(parents=True, exist_ok=True)
-    live, copy = Beneath(workspace), Beneath(tree)
-    for name in walk(workspace, skip):
-        draft_files.clone_file(live, name, tree / name)
-        content = draft_files.content_id(copy, name)
-        if content is not None:
-            manifest[name] = content
-    return manifest
+    live, budget = Beneath(workspace), draft_files.Budget()
+    for name in walk(workspace, skip):  # all copied (or one refused) before any is hashed
+        draft_files.clone_file(live, name, tree / name, budget=budget)
+    return manifest_of(tree)
 
 
 def changed(tree: Path, base: Manifest) -> list[str]:
@@ -115,12 +111,12 @@ def sync(
     conflicted = [n for n in moved if draft.get(n) != base.get(n) and draft.get(n) != live.get(n)]
     if conflicted:
         raise DraftConflict("sync of the draft with the live workspace", conflicted)
-    files = Beneath(workspace)
+    files, budget = Beneath(workspace), draft_files.Budget()
     for name in moved:
         if live.get(name) is None:
             draft_files.remove_file(tree / name)
         elif draft.get(name) != live.get(name):
-            draft_files.clone_file(files, name, tree / name)
+            draft_files.clone_file(files, name, tree / name, budget=budget)
     updated = dict(base)
     for name in moved:
         if live.get(name) is None:
@@ -165,8 +161,9 @@ def approve(
             "that folder the draft never had; approval would remove them",
             added,
         )
+    budget = draft_files.Budget()
     writes: list[tuple[str, draft_files.Writer]] = [
-        (name, None if draft[name] is None else _copier(copy, name)) for name in names
+        (name, None if draft[name] is None else _copier(copy, name, budget)) for name in names
     ]
 
     def unchanged() -> None:  # the model's processes are stopped from here on
@@ -190,9 +187,9 @@ def _is_folder(files: Beneath, name: str) -> bool:
         return False
 
 
-def _copier(source: Beneath, name: str) -> draft_files.Writer:
+def _copier(source: Beneath, name: str, budget: draft_files.Budget) -> draft_files.Writer:
     def copy(temporary: Path) -> None:
-        if not draft_files.clone_file(source, name, temporary, made=True):
+        if not draft_files.clone_file(source, name, temporary, made=True, budget=budget):
             raise FileNotFoundError(f"{name} is no longer a file of the draft")
 
     return copy

@@ -70,10 +70,10 @@ def copy_files(source: Path, target: Path, names: Sequence[str], skip: Sequence[
     for folder in sorted(folders):
         (target / folder).mkdir(parents=True, exist_ok=True)
 
-    files = Beneath(source)
+    files, budget = Beneath(source), draft_files.Budget()
 
-    def one(name: str) -> None:
-        draft_files.clone_file(files, name, target / name, made=True)  # not a submodule's folder
+    def one(name: str) -> None:  # not a submodule's folder:
+        draft_files.clone_file(files, name, target / name, made=True, budget=budget)
 
     with ThreadPoolExecutor(COPY_THREADS) as pool:
         for _ in pool.map(one, wanted):
@@ -149,15 +149,18 @@ def _plain_folder(files: Beneath, name: str) -> bool:
 
 
 def _refuse_too_large(files: Beneath, names: list[str]) -> None:
-    """Refuse a new or changed file over ``LARGEST_FILE`` before git hashes and stores it
-    whole (a sparse terabyte file costs a block's code nothing to make)."""
+    """Refuse new or changed files over a copy's :class:`~vis_core.drafts.files.Budget` (one
+    over ``LARGEST_FILE``, or past ``LARGEST_COPY`` in all) before git hashes and stores them
+    whole, and approval writes them: a sparse terabyte file, or a thousand hard links to one
+    file, cost a block's code nothing to make."""
+    budget = draft_files.Budget()
     for name in names:
         try:
             info = files.stat(name, follow=False)
         except OSError:  # gone, or a folder on the way is not one
             continue
-        if stat.S_ISREG(info.st_mode) and info.st_size > draft_files.LARGEST_FILE:
-            raise draft_files.too_large(name, info.st_size)
+        if stat.S_ISREG(info.st_mode):
+            budget.take(name, info.st_size)
 
 
 def plain_commit(tree: Path, message: str) -> str:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
 from pathlib import Path
 
+import pytest
 from cli_support import script, vis
 
 from vis_core.events import (
@@ -199,3 +202,74 @@ def test_a_block_whose_output_was_saved_or_that_printed_a_command_replays_identi
     same = vis("replay", session_id, cwd=workspace, env_home=vis_home)
     assert same.returncode == 0, same.stdout + same.stderr
     assert "identical." in same.stdout
+
+
+def _record(workspace: Path, vis_home: Path, tmp_path: Path, steps: list[dict[str, str]]) -> str:
+    """The id of a session ``vis run`` recorded in ``workspace`` with the model's ``steps``."""
+    run = vis(
+        "run",
+        "--provider",
+        "scripted",
+        "--script",
+        str(script(tmp_path, steps)),
+        "go",
+        cwd=workspace,
+        env_home=vis_home,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    return vis("sessions", cwd=workspace, env_home=vis_home).stdout.split()[0]
+
+
+def test_the_copy_keeps_a_sparse_files_holes_and_refuses_a_file_too_large(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    """Before, the replay's copy (shutil.copytree) wrote every zero of a sparse file: a
+    600 MiB file taking 1 MiB in the workspace took 600 MiB in /tmp, with no bound. The
+    block measures the file where it runs: in the workspace when recorded, in the copy
+    when replayed."""
+    with (workspace / "data.bin").open("wb") as out:
+        out.write(b"data")
+        out.truncate(200 << 20)
+    measure = 'import os\nst = os.stat("data.bin")\nprint(st.st_size, st.st_blocks * 512 < 1 << 20)'
+    session_id = _record(workspace, vis_home, tmp_path, [{"code": measure}, {"text": "Measured."}])
+
+    same = vis("replay", session_id, "--json", cwd=workspace, env_home=vis_home)
+    assert same.returncode == 0, same.stdout + same.stderr  # was "209715200 False" in the copy
+    assert json.loads(same.stdout)["identical"]
+
+    with (workspace / "big.img").open("wb") as out:
+        out.truncate(300 << 20)  # over the 256 MiB a copy takes of one file
+    refused = vis("replay", session_id, cwd=workspace, env_home=vis_home)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert refused.stderr.startswith(
+        f"vis replay: cannot copy the workspace {workspace}: big.img is 300.0 MB, over the "
+        "256.0 MB vis replay copies or compares of one file; move it out of the workspace"
+    )
+    assert "Traceback" not in refused.stderr
+
+
+def test_a_named_pipe_and_a_socket_are_left_out_of_the_copy_and_said(
+    workspace: Path, vis_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, a pipe a block made (os.mkfifo, which the jail allows) stopped `vis replay`
+    with shutil.Error's traceback ('… is a named pipe'), and a socket likewise. Neither is
+    opened (opening a pipe waits for a writer): each is left out of the copy, and said."""
+    made = 'import os\nos.mkfifo("pipe")\nprint("made")'
+    session_id = _record(workspace, vis_home, tmp_path, [{"code": made}, {"text": "Made."}])
+    assert (workspace / "pipe").is_fifo()
+    monkeypatch.chdir(workspace)  # a socket's path is short: relative
+    listening = socket.socket(socket.AF_UNIX)
+    listening.bind("sock")
+    try:
+        replayed = vis("replay", session_id, "--json", cwd=workspace, env_home=vis_home)
+    finally:
+        listening.close()
+
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    report = json.loads(replayed.stdout)
+    assert report["identical"] and report["left_out"] == ["pipe", "sock"]
+    assert (
+        "vis replay: left out of the copy (a named pipe, socket or device, never opened): "
+        "pipe, sock\n" in replayed.stderr
+    )
+    assert (workspace / "pipe").is_fifo() and os.path.exists(workspace / "sock")

@@ -1,7 +1,7 @@
 """Copy files the cheapest way the filesystem allows (a reflink clone, else a kernel copy of
 the ranges that hold data, so a sparse file stays sparse), never as hard links: a draft's
-write must never reach the live file. Every copy a draft makes is bounded per file and in
-all by a :class:`Budget`, and never opens a pipe, socket or device."""
+write must never reach the live file. Every copy (a draft's, ``vis replay``'s) is bounded per
+file and in all by a :class:`Budget`, and never opens a pipe, socket or device."""
 
 from __future__ import annotations
 
@@ -28,11 +28,11 @@ PIECE = 1 << 20  # bytes read at a time
 
 
 class Budget:
-    """What one copy (a draft's start, sync or approval) may still take: a file over
-    :data:`LARGEST_FILE`, or one that takes the sizes copied past ``total``, is refused by
-    name (:class:`DraftError`). A block makes a sparse terabyte, or a file with a thousand
-    hard links, in an instant; copying them would not be free. Shared by the threads of
-    one copy."""
+    """What one copy (a draft's start, sync or approval; ``vis replay``'s workspace) may
+    still take: a file over :data:`LARGEST_FILE`, or one that takes the sizes copied past
+    ``total``, is refused by name (:class:`DraftError`). A block makes a sparse terabyte,
+    or a file with a thousand hard links, in an instant; copying them would not be free.
+    Shared by the threads of one copy."""
 
     def __init__(self, who: str = "a draft", total: int = LARGEST_COPY) -> None:
         self.who = who
@@ -145,6 +145,45 @@ def _copy_range(source: int, target: int, start: int, end: int) -> bool:
             return False
         start += done
     return True
+
+
+def copy_tree(source: Path, target: Path, budget: Budget) -> list[str]:
+    """Copy everything beneath ``source`` into the new folder ``target``: folders, files
+    (holes kept, within ``budget``) and links as links, with their modes and modification
+    times. Each folder is opened from the one above (``os.fwalk``) and each file beneath
+    ``source`` (:func:`clone_file`), never through a link. A named pipe, socket or device is
+    never opened: it is left out, and named in the list returned. A folder that cannot be
+    read stops the copy (:class:`OSError` naming it)."""
+    files = Beneath(source)
+    left_out: list[str] = []
+    folders: list[tuple[Path, os.stat_result]] = [(target, os.stat(source))]
+    target.mkdir(mode=0o700)
+    for folder, dirs, names, fd in os.fwalk(source, onerror=_unless_gone):
+        inside = os.path.relpath(folder, source)
+        for name in sorted(dirs + names):  # a link to a folder is among dirs, never entered
+            rel = os.path.normpath(os.path.join(inside, name))
+            try:
+                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue  # gone meanwhile
+            if stat.S_ISDIR(info.st_mode):
+                (target / rel).mkdir(mode=0o700)
+                folders.append((target / rel, info))
+            elif not clone_file(files, rel, target / rel, made=True, budget=budget):
+                if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+                    left_out.append(rel)
+            else:
+                times = (info.st_atime_ns, info.st_mtime_ns)
+                os.utime(target / rel, ns=times, follow_symlinks=False)
+    for folder, info in reversed(folders):  # filled first: a read-only folder last
+        os.chmod(folder, stat.S_IMODE(info.st_mode))
+        os.utime(folder, ns=(info.st_atime_ns, info.st_mtime_ns))
+    return left_out
+
+
+def _unless_gone(exc: OSError) -> None:
+    if not isinstance(exc, FileNotFoundError):
+        raise exc
 
 
 def remove_file(target: Path) -> None:

@@ -389,12 +389,32 @@ def _forget_copy(copy: Path) -> None:
         TrustStore(VisPaths.from_env()).forget(copy)
 
 
-def replay_with_notes(
-    store: Store, key: str
-) -> tuple[StoredSession, list[Difference], list[str], str]:
-    """Replay the session ``key`` names: the recording, the differences found, the files it
-    changed that could not be put back as they were before it, and what became of the
-    project's extensions."""
+@dataclass(frozen=True)
+class Replayed:
+    """What ``vis replay`` found, and what it says beside the differences."""
+
+    recorded: StoredSession
+    differences: list[Difference]
+    not_rewound: list[str]  # files the session changed, replayed as they are now
+    left_out: list[str]  # pipes, sockets and devices of the workspace, never copied
+    project: str  # what became of the project's extensions
+
+
+def copy_workspace(workspace: Path, copy: Path) -> list[str]:
+    """Copy ``workspace`` to the new folder ``copy`` as a draft is copied (holes kept, a file
+    over ``LARGEST_FILE`` or a copy past ``LARGEST_COPY`` in all refused by name, nothing
+    followed out through a link); the pipes, sockets and devices left out, by name."""
+    from vis_core.drafts import files as draft_files
+    from vis_core.drafts.errors import DraftError
+
+    try:
+        return draft_files.copy_tree(workspace, copy, draft_files.Budget("vis replay"))
+    except (DraftError, OSError) as exc:
+        raise ReplayError(f"cannot copy the workspace {workspace}: {exc}") from None
+
+
+def replay_with_notes(store: Store, key: str) -> Replayed:
+    """Replay the session ``key`` names."""
     row = find_session(store, key)
     recorded = read_session(store, row)
     if not recorded.turns:
@@ -406,7 +426,7 @@ def replay_with_notes(
         )
     with tempfile.TemporaryDirectory(prefix="vis-replay-") as folder:
         copy = Path(folder, "workspace")
-        shutil.copytree(workspace, copy, symlinks=True)
+        left_out = copy_workspace(workspace, copy)
         from vis_core.paths import VisPaths
 
         missed = _rewind(copy, recorded, VisPaths.from_env().data_dir / "checkpoints" / row.id)
@@ -419,7 +439,7 @@ def replay_with_notes(
             _forget_copy(copy)
         _normalized(replayed, copy.resolve(), row.workspace)
     _normalized(recorded)
-    return recorded, compare(recorded, replayed), missed, project
+    return Replayed(recorded, compare(recorded, replayed), missed, left_out, project)
 
 
 def run_replay_command(args: argparse.Namespace) -> int:
@@ -428,28 +448,36 @@ def run_replay_command(args: argparse.Namespace) -> int:
 
     store = Store(VisPaths.from_env().ensure().db_file)
     try:
-        recorded, differences, missed, project = replay_with_notes(store, args.session_id)
+        done = replay_with_notes(store, args.session_id)
     except (SessionNotFound, ReplayError, StoreError) as exc:
         print(f"vis replay: {exc}", file=sys.stderr)
         return EXIT_USAGE
     finally:
         store.close()
+    recorded, differences = done.recorded, done.differences
     blocks = sum(len(turn.blocks) for turn in recorded.turns)
-    if missed:
+    if done.not_rewound:
         print(
             "vis replay: these files the session changed were replayed as they are now (no "
-            f"copy from before the session was kept): {', '.join(missed)}",
+            f"copy from before the session was kept): {', '.join(done.not_rewound)}",
             file=sys.stderr,
         )
-    print(f"vis replay: {project}", file=sys.stderr)
+    if done.left_out:
+        print(
+            "vis replay: left out of the copy (a named pipe, socket or device, never "
+            f"opened): {terminal_text(', '.join(done.left_out))}",
+            file=sys.stderr,
+        )
+    print(f"vis replay: {done.project}", file=sys.stderr)
     if args.json:
         report = {
             "session_id": recorded.row.id,
             "turns": len(recorded.turns),
             "blocks": blocks,
             "identical": not differences,
-            "not_rewound": missed,
-            "project": project,
+            "not_rewound": done.not_rewound,
+            "left_out": done.left_out,
+            "project": done.project,
             "differences": [asdict(d) for d in differences],
         }
         stream = raw_stream(sys.stdout)  # JSON's escapes stay JSON (not the terminal's)

@@ -209,7 +209,7 @@ async def test_a_skipped_key_that_is_not_a_setting_name_is_only_counted(workspac
     )
     host = await open_host(workspace)
     try:
-        (note,) = [n for n in host.startup_notes() if "vis.yml" in n]
+        (note,) = [n for n in host.startup_notes() if "vis.yml sets are ignored" in n]
         assert "ignored: jail, 1 other key(s);" in note
         assert "\x1b" not in note and "http" not in note
     finally:

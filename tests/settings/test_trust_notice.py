@@ -36,3 +36,26 @@ def test_trusting_a_project_with_nothing_for_vis_says_so(
     assert main(["trust", str(workspace)]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first.endswith("it has no extensions, MCP servers or settings for Vis yet.")
+
+
+async def test_an_untrusted_project_names_what_vis_skipped(workspace: Path) -> None:
+    """`vis run` in an untrusted checkout said only "its extensions and MCP servers were
+    skipped": no file named, nothing of its .env, environment, commands or skills (found by
+    a tester; security.md: Vis names each file it skipped)."""
+    from .support import open_host
+
+    (workspace / ".vis" / "extensions").mkdir(parents=True)
+    (workspace / ".vis" / "extensions" / "ev.py").write_text("print(1)\n")
+    (workspace / ".claude" / "commands").mkdir(parents=True)
+    (workspace / ".claude" / "commands" / "hack.md").write_text("hack\n")
+    (workspace / ".env").write_text("X=1\n")
+    host = await open_host(workspace)
+    try:
+        notes = host.startup_notes()
+    finally:
+        await host.close()
+    (skipped,) = [note for note in notes if "Vis skipped" in note]
+    assert "extensions (outside the jail): ev.py" in skipped
+    assert "environment and settings files: .env" in skipped
+    assert "commands and skills: 1 file;" in skipped
+    assert skipped.endswith(f"run `vis trust {workspace.resolve()}` to allow them")

@@ -39,6 +39,7 @@ from vis_core.settings.logfile import attach_log_file
 from vis_core.settings.order import ChangeOrder
 from vis_core.settings.service import SettingsService
 from vis_core.settings.storage import disabled_extensions
+from vis_core.settings.trust_notice import skipped_notice
 from vis_core.store import Store
 from vis_core.store.session_lock import SessionLocks
 from vis_core.system import jail_check
@@ -260,14 +261,9 @@ class Host:
         """What a person should know before the first turn (e.g. skipped project code)."""
         notes = []
         project = self.space.project_root
-        project_code = (project / ".vis" / "extensions").is_dir() or (
-            project / ".vis" / "mcp.json"
-        ).is_file()
-        if project_code and not self.space.trusted:
-            notes.append(
-                f"project {project} is not trusted, so its extensions and MCP servers "
-                f"were skipped; run `vis trust {project}` to allow them"
-            )
+        skipped = None if self.space.trusted else skipped_notice(project)
+        if skipped is not None:
+            notes.append(skipped)
         if self.space.trust_changed:
             notes.append(control_files_changed(project))
         linked = self.settings.snapshot.linked_folders

@@ -1,12 +1,14 @@
-"""What ``vis trust`` says it lets a project do: each kind of file it loads, named."""
+"""What trusting a project lets it do, each kind of file named: said by ``vis trust``, and
+at the start in a project not trusted (what was skipped)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from vis_core.model.lines import on_one_line
-from vis_core.paths import EXTENSIONS_FOLDER, ControlSnapshot
+from vis_core.paths import EXTENSIONS_FOLDER, ControlSnapshot, control_files
 from vis_core.settings.storage import ProjectValues
 
 # project values that loosen what protects the person (said first, with what they do)
@@ -15,31 +17,51 @@ LOOSENING = {"jail": (False, "the model's blocks and shell commands run unjailed
 
 def trust_notice(root: Path, snapshot: ControlSnapshot, values: ProjectValues) -> str:
     """The lines ``vis trust`` prints once it trusted ``root``, as ``snapshot`` read it."""
-    names = sorted(snapshot.digests)  # a checkout's names and values: each kept on its line
-    extensions = [n.removeprefix(EXTENSIONS_FOLDER) for n in names if _extension(n)]
-    environment = [n for n in names if n.startswith(".env") and "/" not in n]
-    prompts = [n for n in names if n.startswith((".claude/", ".agents/", ".vis/skills/"))]
     settings = {**values.toggles, **values.saved}
     lines = [f"Trusted {root}: Vis loads its files below from now on; its code runs as you."]
     for setting_id, (value, effect) in LOOSENING.items():
         if setting_id in settings and settings[setting_id] == value:
             lines.append(f"  ! {setting_id} = {_shown(value)}: {effect}")
-    if extensions:
-        lines.append(f"  extensions (outside the jail): {_listed(extensions)}")
-    if ".vis/mcp.json" in names:
-        lines.append("  MCP servers: .vis/mcp.json")
+    kinds = _kinds(snapshot.digests)
     if settings:
         shown = [f"{key} = {_shown(value)}" for key, value in sorted(settings.items())]
-        lines.append(f"  settings: {_listed(shown)}")
-    files = [n for n in ("vis.yml", ".vis/settings.toml", *environment) if n in names]
-    if files:
-        lines.append(f"  environment and settings files: {_listed(files)}")
-    if prompts:
-        lines.append(f"  commands and skills: {len(prompts)} files")
+        kinds.insert(2, f"settings: {_listed(shown)}")
+    lines += [f"  {kind}" for kind in kinds]
     if len(lines) == 1:
         lines[0] = f"Trusted {root}: it has no extensions, MCP servers or settings for Vis yet."
     lines.append("A change to these files takes the trust back until you run `vis trust` again.")
     return "\n".join(lines)
+
+
+def skipped_notice(root: Path) -> str | None:
+    """What a project not trusted holds that Vis skipped (None: nothing)."""
+    kinds = _kinds(path.relative_to(root).as_posix() for path in control_files(root))
+    if not kinds:
+        return None
+    return (
+        f"project {root} is not trusted, so Vis skipped its {'; '.join(kinds)}; run "
+        f"`vis trust {root}` to allow them"
+    )
+
+
+def _kinds(files: Iterable[str]) -> list[str]:
+    """The project's control files by what they do, each kind named with its files."""
+    names = sorted(files)  # a checkout's names and values: each kept on its line
+    extensions = [n.removeprefix(EXTENSIONS_FOLDER) for n in names if _extension(n)]
+    environment = [n for n in names if n.startswith(".env") and "/" not in n]
+    prompts = [n for n in names if n.startswith((".claude/", ".agents/", ".vis/skills/"))]
+    kinds = []
+    if extensions:
+        kinds.append(f"extensions (outside the jail): {_listed(extensions)}")
+    if ".vis/mcp.json" in names:
+        kinds.append("MCP servers: .vis/mcp.json")
+    files = [n for n in ("vis.yml", ".vis/settings.toml", *environment) if n in names]
+    if files:
+        kinds.append(f"environment and settings files: {_listed(files)}")
+    if prompts:
+        count = len(prompts)
+        kinds.append(f"commands and skills: {count} file{'' if count == 1 else 's'}")
+    return kinds
 
 
 def _extension(name: str) -> bool:

@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vis_core.drafts import DraftError, Drafts
+from vis_core.drafts.guarded import control_warning
 from vis_core.drafts.session import SessionDrafts, approved
 from vis_core.extension.hooks import OperationBlocked
 from vis_core.model.channel import Channel
 from vis_core.model.draft import Draft
+from vis_core.model.lines import on_one_line
 from vis_core.tools.display import age, plural
 
 if TYPE_CHECKING:
@@ -90,8 +92,11 @@ def run_drafts(args: argparse.Namespace) -> int:
             return 0
         result = asyncio.run(_in_session(draft, lambda d: d.approve(args.message)))
         print(f"Approved draft {draft.label}: {approved(result)}.")
+        warning = control_warning(result["files"])
+        if warning:
+            print(f"vis drafts: warning: {warning}", file=sys.stderr)
         for name in result["files"]:
-            print(f"  {name}")
+            print(f"  {on_one_line(name)}")  # a line break in a name cannot fake a line
         return 0
     except (DraftError, OperationBlocked, LookupError) as exc:
         print(f"vis drafts: {exc}", file=sys.stderr)

@@ -11,7 +11,7 @@ from typing import Any
 from vis_core.drafts import Drafts
 from vis_core.drafts.session import SessionDrafts
 from vis_core.drafts.tools import draft_tools
-from vis_core.model.draft import Draft
+from vis_core.model.draft import Draft, DraftReview
 
 from .conftest import git
 
@@ -45,8 +45,8 @@ async def test_the_loop_serves_while_git_reviews_and_approves_a_draft(
 
     asked: list[tuple[list[str], str]] = []
 
-    async def approver(_draft: Draft, files: list[str], diff: str) -> str | None:
-        asked.append((files, diff))
+    async def approver(_draft: Draft, review: DraftReview) -> str | None:
+        asked.append((review.files, review.diff))
         return None
 
     approve = {tool.name: tool.fn for tool in draft_tools(session, approver)}["draft_approve"]

@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from vis_core.commands import CommandAction, CommandResult, err, ok
-from vis_core.drafts import DraftChanged, DraftError
+from vis_core.drafts import DraftChanged, DraftError, guarded
 from vis_core.drafts.session import SessionDrafts
 from vis_core.extension.declarations import SlashCommand
 from vis_core.extension.hooks import OperationBlocked
 from vis_core.model.draft import Draft, DraftView
+from vis_core.model.lines import on_one_line
 from vis_core.tools.display import plural
 
 USAGE = "/draft [new [LABEL] | approve [MESSAGE] | sync | discard]"
@@ -56,12 +57,15 @@ async def run_draft(ctx: dict[str, Any]) -> CommandResult:
                 result = await drafts.approve(message or None, "" if shown is None else shown.state)
             except DraftChanged as exc:
                 return await _view(drafts, draft, refused=str(exc), message=message)
-            files = "\n".join(f"- `{name}`" for name in result["files"]) or "No file differed."
+            files = (
+                "\n".join(f"- `{on_one_line(name)}`" for name in result["files"])
+                or "No file differed."
+            )
             into = f" into {result['target_branch']}" if result.get("target_branch") else ""
             return ok(f"Approved draft {draft.label}{into}", files)
         if action == "sync":  # the draft changed: shown again, as the next approve lands it
             files = await drafts.sync()
-            brought = ", ".join(f"`{name}`" for name in files) or "nothing new"
+            brought = ", ".join(f"`{on_one_line(name)}`" for name in files) or "nothing new"
             return await _view(drafts, draft, synced=f"Synced: brought in {brought}.")
         if action == "discard":
             await drafts.discard()
@@ -85,6 +89,7 @@ async def _view(
         f"{draft.backend} at `{draft.root}`"
         + (f"; approval commits to {draft.target_branch}" if draft.target_branch else "")
         + f". {plural(len(files), 'file differs', 'files differ')}."
+        + "".join(f" {said}" for said in _guarded(files) if said)
     )
     again = f"`/draft approve {message}`" if message else "`/draft approve`"
     note = synced or (
@@ -108,6 +113,19 @@ async def _view(
         data=DraftView(draft.label, summary, diff, note=note, message=message),
         action=CommandAction.OPEN_DRAFT,
     )
+
+
+def _guarded(files: list[str]) -> tuple[str, str]:
+    """What the view says of the files approval refuses (in a ``.git``) or warns of."""
+    found = guarded.repository_files(files)
+    refused = (
+        f"Approval will be refused: the draft writes into a .git ({guarded.listed(found)}), "
+        "which approval never writes (git would run what its config names). Remove those "
+        "files from the draft, or discard it."
+        if found
+        else ""
+    )
+    return refused, guarded.control_warning(files)
 
 
 def draft_command() -> SlashCommand:

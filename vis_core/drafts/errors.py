@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from vis_core.model.lines import on_one_line
 from vis_core.tools.display import plural
 
 
@@ -16,7 +17,7 @@ class DraftChanged(DraftError):
 
     def __init__(self, label: str, files: Sequence[str]) -> None:
         self.files = tuple(files)
-        shown = ", ".join(self.files[:5]) + (" …" if len(self.files) > 5 else "")
+        shown = ", ".join(map(on_one_line, self.files[:5])) + (" …" if len(self.files) > 5 else "")
         super().__init__(
             f"draft {label} changed after it was shown for approval "
             f"({plural(len(self.files), 'file')}: {shown}), so nothing was approved; "
@@ -29,5 +30,7 @@ class DraftConflict(DraftError):
 
     def __init__(self, what: str, files: Sequence[str]) -> None:
         self.files = tuple(files)
-        shown = ", ".join(self.files[:20]) + (" …" if len(self.files) > 20 else "")
+        shown = ", ".join(map(on_one_line, self.files[:20])) + (
+            " …" if len(self.files) > 20 else ""
+        )
         super().__init__(f"{what}: {plural(len(self.files), 'file')} conflict: {shown}")

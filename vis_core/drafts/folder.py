@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from vis_core.drafts import files as draft_files
+from vis_core.drafts import guarded
 from vis_core.drafts.errors import DraftChanged, DraftConflict, DraftError
 from vis_core.tools.beneath import Beneath
 
@@ -130,12 +131,13 @@ def approve(
     workspace: Path, tree: Path, base: Manifest, reviewed: str | None = None, label: str = ""
 ) -> list[str]:
     """Copy the draft's changed files back; refuses (naming them, copying nothing) files the
-    live workspace changed since the draft began, and, given ``reviewed`` (its
-    :func:`state` when the person was shown it), a draft changed since."""
+    live workspace changed since the draft began, files in a ``.git``, and, given
+    ``reviewed`` (its :func:`state` when the person was shown it), a draft changed since."""
     draft = changes(tree, base)
     names = sorted(draft)
     if reviewed and state(draft) != reviewed:
         raise DraftChanged(label, changed_since(reviewed, draft))
+    guarded.refuse_repository(label, names)
     copy, live = Beneath(tree), Beneath(workspace)
     refused = []
     for name in names:

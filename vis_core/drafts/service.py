@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.drafts import files as draft_files
-from vis_core.drafts import folder, landing, worktree
+from vis_core.drafts import folder, guarded, landing, worktree
 from vis_core.drafts.errors import DraftChanged, DraftError
 from vis_core.drafts.hooks import NO_HOOKS, DraftHooks, DraftOp
 from vis_core.model.draft import Draft, DraftBackend, DraftReview
+from vis_core.model.lines import on_one_line
 from vis_core.paths import private_dir
 from vis_core.store import Store
 
@@ -28,6 +29,16 @@ MANIFEST = "base.json"
 
 def new_label() -> str:
     return time.strftime("%m%d-") + os.urandom(2).hex()
+
+
+def file_line(name: str, change: str) -> str:
+    """One file of a review's summary: its name on one line (a line break in it escaped, so
+    it cannot pass for another line) and what changed."""
+    return f"{on_one_line(name)}  ({change})"
+
+
+def _counted(counts: tuple[int, int] | None) -> str:
+    return "binary" if counts is None else f"+{counts[0]} -{counts[1]}"
 
 
 def check_label(label: str) -> str:
@@ -72,18 +83,25 @@ class Drafts:
         """What approval would bring (:meth:`changed_files`) and its diff (text, for the
         person): the change approval's commit makes on the target branch."""
         if draft.backend is DraftBackend.COPY:
-            found = folder.changes(self.tree(draft), folder.load_manifest(self._manifest(draft)))
+            base = folder.load_manifest(self._manifest(draft))
+            found = folder.changes(self.tree(draft), base)
             names = sorted(found)
-            return DraftReview(names, "\n".join(names), folder.state(found))
+            stat = tuple(
+                file_line(n, "removed" if found[n] is None else "changed" if n in base else "new")
+                for n in names
+            )
+            return DraftReview(names, "\n".join(stat), folder.state(found), stat)
         mine = worktree.staged_tree(self.tree(draft))
         old, new, names = self._proposal(draft, mine)
         if not names:
             return DraftReview(names, "", mine)
+        live = Path(draft.repo_root or draft.workspace)  # the live attributes, not the draft's
         out = worktree.git(
-            ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--stat", "-p", old, new],
-            Path(draft.repo_root or draft.workspace),  # the live attributes, not the draft's
+            ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--stat", "-p", old, new], live
         )
-        return DraftReview(names, out.stdout.decode("utf-8", "replace"), mine)
+        counts = worktree.line_counts(live, old, new)
+        stat = tuple(file_line(n, _counted(counts.get(n))) for n in names)
+        return DraftReview(names, out.stdout.decode("utf-8", "replace"), mine, stat)
 
     def _proposal(self, draft: Draft, mine: str | None = None) -> tuple[str, str, list[str]]:
         """(from, to, files) of a git draft whose working copy's tree is ``mine`` (read now
@@ -210,8 +228,9 @@ class Drafts:
         """Land the draft's changes on the target (git: one commit on the target branch's
         head, only the draft's own change) and in the live workspace; then the draft is gone.
         A conflict (or a file the person changed in the same places) refuses and changes
-        nothing; what the person had not committed stays so. ``reviewed``: the state of the
-        draft the person was shown (:meth:`review`); a draft changed since is refused."""
+        nothing; what the person had not committed stays so, and a draft that writes into a
+        ``.git`` is refused. ``reviewed``: the state of the draft the person was shown
+        (:meth:`review`); a draft changed since is refused."""
         message = message or f"vis draft {draft.label}"
         if draft.backend is DraftBackend.COPY:
             return self._approve_copy(draft, message, hooks, reviewed)
@@ -223,6 +242,7 @@ class Drafts:
         if reviewed and mine != reviewed:
             raise DraftChanged(draft.label, worktree.tree_files(tree, reviewed, mine))
         change = worktree.draft_change(top, draft.target_branch, draft.base, mine)
+        guarded.refuse_repository(draft.label, change.files)
         target = draft.target_branch or ""
         args = {
             **self._args(draft),
@@ -258,11 +278,13 @@ class Drafts:
         self, draft: Draft, message: str, hooks: DraftHooks, reviewed: str | None
     ) -> dict[str, Any]:
         """Copy the draft's changed files back into the workspace (no git)."""
+        files = self.changed_files(draft)
+        guarded.refuse_repository(draft.label, files)
         args = {
             **self._args(draft),
             "branch": draft.branch,
             "target_branch": draft.target_branch,
-            "files": self.changed_files(draft),
+            "files": files,
             "message": message,
         }
 

@@ -6,15 +6,16 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from vis_core.drafts import guarded
 from vis_core.drafts.errors import DraftError
 from vis_core.drafts.session import SessionDrafts
 from vis_core.model.activity import Activity, ActivityPresentation, RenderPhase, SymbolTag
-from vis_core.model.draft import Draft
+from vis_core.model.draft import Draft, DraftReview
 from vis_core.text_limits import one_line
 from vis_core.tools.registry import HostTool
 
-# (draft, files, diff) -> None when the approval may go on, else why not
-Approver = Callable[[Draft, list[str], str], Awaitable[str | None]]
+# (draft, what approval would bring) -> None when the approval may go on, else why not
+Approver = Callable[[Draft, DraftReview], Awaitable[str | None]]
 
 
 def draft_tools(drafts: SessionDrafts, approver: Approver) -> list[HostTool]:
@@ -38,7 +39,8 @@ def draft_tools(drafts: SessionDrafts, approver: Approver) -> list[HostTool]:
         written to the workspace; then leave it."""
         draft = _current(drafts)
         review = await drafts.review()
-        refusal = await approver(draft, review.files, review.diff)
+        guarded.refuse_repository(draft.label, review.files)  # before the person is asked
+        refusal = await approver(draft, review)
         if refusal is not None:
             raise PermissionError(refusal)
         result = await drafts.approve(message, review.state)  # what the person was shown

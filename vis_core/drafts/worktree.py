@@ -294,6 +294,18 @@ def tree_files(cwd: Path, old: str, new: str) -> list[str]:
     return paths(["diff-tree", "-r", "--no-renames", "--name-only", "-z", old, new], cwd)
 
 
+def line_counts(cwd: Path, old: str, new: str) -> dict[str, tuple[int, int] | None]:
+    """Lines added and removed in each file that differs between two trees (or commits), as
+    git counts them (``None``: a binary file), by name: read from ``--numstat -z``, whose
+    names end at a NUL, never from the diff's text."""
+    found: dict[str, tuple[int, int] | None] = {}
+    for record in paths(["diff-tree", "-r", "--no-renames", "--numstat", "-z", old, new], cwd):
+        added, removed, name = record.split("\t", 2)
+        counts = None if "-" in (added, removed) else (int(added), int(removed))
+        found[name] = counts
+    return found
+
+
 def commit_change(tree: Path, change: Change, message: str) -> str:
     """Approval's commit: the change's tree, on the target branch's head."""
     config = commit_config(tree)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vis_core.drafts.guarded import control_warning
 from vis_core.events import (
     ActivityEnded,
     BlockFinished,
@@ -21,7 +22,7 @@ from vis_core.events import (
 from vis_core.extension.context import current_call
 from vis_core.instructions.session import PATH_TOOLS, SessionInstructions
 from vis_core.model.channel import Channel
-from vis_core.model.draft import Draft, DraftAction
+from vis_core.model.draft import Draft, DraftAction, DraftBackend, DraftReview
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import BLOCK_CANCELLED
 from vis_core.system.loops import keep
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from vis_core.tools.checkpoints import Checkpoints
     from vis_core.tools.registry import HostTool
 
+FORM_FILES = 50  # files the model's approval form lists (the rest are counted)
 CONTROL_CHECK_SECONDS = 1.0  # after a tool call, the control files are checked at most this often
 
 
@@ -91,7 +93,7 @@ class DraftApproval:
         """The approval of session ``session_id``'s drafts."""
         options, interaction = self.options, self.interaction
 
-        async def approve(draft: Draft, files: list[str], diff: str) -> str | None:
+        async def approve(draft: Draft, review: DraftReview) -> str | None:
             if options.allow_approve or self.settings.get(MODEL_APPROVES, False, session_id):
                 return None
             if options.channel is Channel.CLI:
@@ -101,17 +103,23 @@ class DraftApproval:
                 )
             from vis_core.extension.forms import Form, paragraph
 
-            listed = "\n".join(f"- {name}" for name in files[:50]) or "(no file differs)"
-            stat = "\n".join(line for line in diff.splitlines() if "|" in line)[:4000]
+            files = review.files
+            shown = review.stat[:FORM_FILES]
+            listed = "\n".join(f"- {line}" for line in shown) or "(no file differs)"
+            if len(files) > len(shown):
+                listed += f"\n… and {plural(len(files) - len(shown), 'more file')}"
+            warning = control_warning(files)
+            counted = " (lines added and removed)" if draft.backend is DraftBackend.WORKTREE else ""
             form = Form(
                 f"Approve draft {draft.label}?",
                 (
                     paragraph(
                         f"The model asks to commit draft {draft.label} to "
-                        f"{draft.target_branch or draft.workspace}. {plural(len(files), 'file')}:"
+                        f"{draft.target_branch or draft.workspace}. "
+                        f"{plural(len(files), 'file')}{counted}:"
                     ),
                     paragraph(listed),
-                    *((paragraph(stat),) if stat else ()),
+                    *((paragraph(warning),) if warning else ()),
                 ),
                 submit_label="Approve",
                 cancel_label="Keep the draft",

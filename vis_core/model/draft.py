@@ -48,6 +48,8 @@ class DraftReview:
     diff: str  # git: the change approval's commit makes; a copy: the files, a line each
     state: str  # the draft's content read (git: its tree; a copy: its files' ids): approval
     # checks it ('': no draft)
+    stat: tuple[str, ...] = ()  # a line per file, made by Vis: its name on one line, escaped,
+    # and what changed (git's counts of lines added and removed; a copy: new, changed, removed)
 
 
 @dataclass(frozen=True)

@@ -315,6 +315,7 @@ def _land(
             os.rename(temporary, target)
             done.append((target, None))
 
+    gone = {name for name, writer in changes if writer is None}
     try:
         # the model's commands still running in the workspace (started before its draft)
         # are held: none can swap a folder for a link between a check and a rename
@@ -323,12 +324,13 @@ def _land(
         for name, writer in changes:
             current = name
             target = root / name
-            if through_link(root, name):
+            link = link_on_the_way(root, name)
+            if link is not None and link not in gone:
                 raise OSError(f"a folder on the way to {name} is a symbolic link")
             if writer is None:
                 removed.append(target)
-            elif _file_on_the_way(root, target.parent):  # the draft replaced it with a folder
-                later.append((target, writer))
+            elif link is not None or _file_on_the_way(root, target.parent):
+                later.append((target, writer))  # the draft replaced it with a folder
             else:
                 stage(target, writer)
         for target in removed:  # first: a folder replaced by a file must be empty of them
@@ -367,14 +369,14 @@ class LandingFailed(OSError):
         self.problems = problems
 
 
-def through_link(root: Path, name: str) -> bool:
-    """Whether a folder on the way to ``name`` is a symbolic link (never written through)."""
-    folder = root
-    for part in Path(name).parts[:-1]:
-        folder = folder / part
-        if folder.is_symlink():
-            return True
-    return False
+def link_on_the_way(root: Path, name: str) -> str | None:
+    """The first folder on the way to ``name`` beneath ``root`` that is a symbolic link (its
+    path relative to ``root``), never looked at through it; ``None``: there is none."""
+    parts = Path(name).parts[:-1]
+    for end in range(1, len(parts) + 1):
+        if (root.joinpath(*parts[:end])).is_symlink():
+            return "/".join(parts[:end])
+    return None
 
 
 def _make_folders(root: Path, folder: Path, made: list[Path]) -> None:

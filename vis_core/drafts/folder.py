@@ -139,9 +139,14 @@ def approve(
         raise DraftChanged(label, changed_since(reviewed, draft))
     guarded.refuse_repository(label, names)
     copy, live = Beneath(tree), Beneath(workspace)
+    gone = {name for name in names if draft[name] is None}
     refused = []
     for name in names:
-        now = draft_files.content_id(live, name)
+        link = draft_files.link_on_the_way(workspace, name)  # never looked through
+        if link is not None and link not in gone:
+            refused.append(name)  # the draft holds a folder where you have a link
+            continue
+        now = None if link is not None else draft_files.content_id(live, name)
         if now != base.get(name) and now != draft[name]:
             refused.append(name)
     if refused:

@@ -83,12 +83,13 @@ def plan(top: Path, target: str, head: str, new: str, names: Sequence[str]) -> L
     writes: list[LiveWrite] = []
     index: list[tuple[str, Entry | None]] = []
     refused: list[str] = list(unmerged)
+    gone = {name for name in names if name not in after}  # a link among them: a folder's way
     for name in names:
         if name in unmerged:
             continue
         base, theirs = before.get(name), after.get(name)
         try:
-            write = _live_write(top, live, name, object_format, base, theirs)
+            write = _live_write(top, live, name, object_format, base, theirs, gone)
             ours = staged.get(name)
             if ours != theirs:
                 index.append((name, _merged_entry(top, base, ours, theirs)))
@@ -129,11 +130,15 @@ def land(top: Path, target: str, old: str, new: str, landing: Landing | None) ->
     object_format = text(["rev-parse", "--show-object-format"], top)
     live = Beneath(top)
 
+    gone = {write.name for write in landing.writes if write.mode is None}
+
     def unchanged() -> None:
         for write in landing.writes:
-            if draft_files.through_link(top, write.name):
+            link = draft_files.link_on_the_way(top, write.name)
+            if link is not None and link not in gone:
                 raise OSError(f"a folder on the way to {write.name} is a symbolic link")
-            if _live_entry(live, write.name, object_format) != write.seen:
+            now = None if link is not None else _live_entry(live, write.name, object_format)
+            if now != write.seen:
                 raise OSError(f"{write.name} changed in the workspace meanwhile")
 
     def move_branch() -> None:
@@ -275,14 +280,18 @@ def _live_write(
     object_format: str,
     base: Entry | None,
     theirs: Entry | None,
+    gone: set[str],
 ) -> LiveWrite | None:
     """What the live file ``name`` becomes: the commit's version where the person left it
-    as the branch held it, else both changes merged; ``None``: nothing to write."""
+    as the branch held it, else both changes merged; ``None``: nothing to write. A link on
+    the way is never looked through: one the commit removes (among ``gone``; a folder takes
+    its place) holds no file of ``name``, any other refuses."""
     if GITLINK in (base and base[0], theirs and theirs[0]):
         return None  # a submodule's folder is the person's to update
-    if draft_files.through_link(top, name):
+    link = draft_files.link_on_the_way(top, name)
+    if link is not None and link not in gone:
         raise _Refused
-    seen = ours = _live_entry(live, name, object_format)
+    seen = ours = None if link is not None else _live_entry(live, name, object_format)
     if ours == OTHER and base is None and _only_tracked_inside(top, name):
         ours = None  # a folder the draft replaced with a file: its files go in their own right
     if ours == theirs:

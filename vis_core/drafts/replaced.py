@@ -8,6 +8,7 @@ import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 
+from vis_core.drafts.files import link_on_the_way
 from vis_core.drafts.gitrun import paths as git_paths
 from vis_core.tools.beneath import Beneath
 
@@ -33,12 +34,15 @@ def in_tree(cwd: Path, tree: str) -> Kinds:
 
 
 def in_folder(top: Path) -> Kinds:
-    """What paths are in a live folder (a link is a link, never followed)."""
+    """What paths are in a live folder (a link is a link, never followed, nor one on the
+    way: nothing lies beneath it)."""
     files = Beneath(top)
 
     def kinds(paths: Sequence[str]) -> dict[str, str]:
         found: dict[str, str] = {}
         for path in paths:
+            if link_on_the_way(top, path) is not None:
+                continue
             try:
                 mode = files.stat(path, follow=False).st_mode
             except (FileNotFoundError, NotADirectoryError):

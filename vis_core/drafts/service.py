@@ -22,6 +22,7 @@ from vis_core.model.draft import Draft, DraftBackend, DraftReview
 from vis_core.model.lines import on_one_line
 from vis_core.paths import private_dir
 from vis_core.store import Store
+from vis_core.tools.beneath import Escape
 
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
 MANIFEST = "base.json"
@@ -230,8 +231,19 @@ class Drafts:
         A conflict (or a file the person changed in the same places) refuses and changes
         nothing; what the person had not committed stays so, and a draft that writes into a
         ``.git`` is refused. ``reviewed``: the state of the draft the person was shown
-        (:meth:`review`); a draft changed since is refused."""
-        message = message or f"vis draft {draft.label}"
+        (:meth:`review`); a draft changed since is refused. A path that leads out of the
+        workspace through a link is refused as a :class:`DraftError` too."""
+        try:
+            return self._approve(draft, message or f"vis draft {draft.label}", hooks, reviewed)
+        except Escape as exc:
+            raise DraftError(
+                f"draft {draft.label} was not approved: {exc}. Nothing is written through a "
+                "link; the draft is kept"
+            ) from exc
+
+    def _approve(
+        self, draft: Draft, message: str, hooks: DraftHooks, reviewed: str | None
+    ) -> dict[str, Any]:
         if draft.backend is DraftBackend.COPY:
             return self._approve_copy(draft, message, hooks, reviewed)
         assert draft.repo_root is not None and draft.branch is not None

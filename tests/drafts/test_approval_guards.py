@@ -30,8 +30,9 @@ def test_approval_never_writes_a_git_the_model_made_in_a_copy_draft(
     workspace: Path, tmp_path: Path, vis_home: Path
 ) -> None:
     """A copy draft (no git) where the model made a .git whose config names a program: git
-    run in the workspace after approval would run it. The model's draft_approve and the
-    person's vis drafts approve refuse, name the files, and write nothing (jail on)."""
+    run in the workspace after approval would run it. Vis says the .git appeared; the
+    model's draft_approve, the person's vis drafts approve and /draft refuse, name the
+    files, and write nothing (jail on)."""
     (workspace / "a.txt").write_text("hi\n")
     marker = tmp_path / "fsmonitor-ran"
     code = PLANT.replace("MARKER", str(marker))
@@ -48,6 +49,8 @@ def test_approval_never_writes_a_git_the_model_made_in_a_copy_draft(
         env_home=vis_home,
     )
     assert "writes into a .git" in ran.stdout + ran.stderr, ran.stdout + ran.stderr
+    assert "a .git appeared in draft mkgit" in ran.stderr  # said once, as the block ends
+    assert ran.stderr.count("a .git appeared") == 1
     assert (workspace / "a.txt").read_text() == "hi\n"
 
     refused = vis("drafts", "approve", "mkgit", cwd=workspace, env_home=vis_home)

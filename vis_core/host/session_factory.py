@@ -40,6 +40,7 @@ from vis_core.host.session_parts import (
     announcer,
     closing,
     control_file_watch,
+    draft_git_watch,
     end_strays,
     follow_drafts,
     leave_running,
@@ -252,6 +253,7 @@ class SessionFactory:
             control_file_watch(session_id, self.workspace, bus, watches),
             kinds=(ActivityEnded, BlockFinished, TurnEnded),
         )
+        bus.subscribe(draft_git_watch(session_id, drafts, bus, watches), kinds=(BlockFinished,))
         return session
 
     def _plan_mode(self, session_id: str) -> PlanMode:

@@ -4,6 +4,7 @@ on its events, draft moves and approvals, and how a tool's arguments are prepare
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
@@ -75,6 +76,34 @@ def control_file_watch(
             if text is not None:
                 notice = Notification(session_id, text=text, kind=NotifyKind.WARN)
                 keep(tasks, asyncio.ensure_future(bus.emit(notice)))
+
+    return watch
+
+
+def draft_git_watch(
+    session_id: str, drafts: SessionDrafts, bus: EventBus, tasks: set[asyncio.Task[Any]]
+) -> Callable[[Event], None]:
+    """After each block, tell the person once per draft when a ``.git`` is at the top of a
+    copy draft whose workspace has none (a block or command made it): Vis hides ``.git``
+    from a block's file list, and approval refuses the draft until it is gone."""
+    told: set[str] = set()
+
+    def watch(event: Event) -> None:
+        draft = drafts.draft
+        if draft is None or draft.backend is not DraftBackend.COPY or draft.id in told:
+            return
+        if not os.path.lexists(Path(draft.root, ".git")):
+            return
+        if os.path.lexists(Path(draft.workspace, ".git")):
+            return  # the workspace's own, copied into the draft (the jail keeps it read-only)
+        told.add(draft.id)
+        text = (
+            f"a .git appeared in draft {draft.label} ({draft.root}) during this session (a "
+            "block or command created it). Approval never writes a .git: remove it from the "
+            "draft, or discard the draft, before you approve"
+        )
+        notice = Notification(session_id, text=text, kind=NotifyKind.WARN)
+        keep(tasks, asyncio.ensure_future(bus.emit(notice)))
 
     return watch
 

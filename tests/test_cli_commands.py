@@ -66,7 +66,7 @@ def test_compact_and_extension_commands_print_what_they_say(
     assert "Compacted t1" in compact.stdout and "the answer was four" in compact.stdout
     # no model is configured: a command that needs none runs all the same
     assert greet.returncode == 0, greet.stderr
-    assert greet.stdout.strip() == "**Hello Ada**\n\nfrom the greeter"
+    assert greet.stdout.strip() == "Hello Ada\n\nfrom the greeter"  # no Markdown stars
     assert nobody.returncode == 1 and "Nobody to greet" in nobody.stderr
 
 
@@ -108,7 +108,7 @@ def test_run_plan_plans_then_approval_runs_the_plan(
     assert "the session is in plan mode" in first.stderr
     assert '/plan approve [NOTES]" (runs the plan)' in first.stderr
     again = _run(workspace, vis_home, None, "--continue", "/plan")  # resumed: still planning
-    assert again.returncode == 0 and again.stdout.startswith("**Already in plan mode**")
+    assert again.returncode == 0 and again.stdout.startswith("Already in plan mode\n")
     assert "tools refuse changes, but a block's plain Python can still write" in again.stdout
     rest = script(tmp_path, [{"code": "await patch('a.txt', 0, 'x\\n')"}, {"text": "Created."}])
     approved = _run(workspace, vis_home, rest, "--json", "--continue", "/plan approve")

@@ -628,7 +628,7 @@ async def _run_command(host: Any, session: Any, text: str, *, as_json: bool) -> 
 
             switched = await use_model(host.command_deps, session, prompt.model)
             if not switched.ok:
-                print(f"vis run: {terminal_text(switched.markdown)}", file=sys.stderr)
+                print(f"vis run: {terminal_text(switched.text)}", file=sys.stderr)
                 return 1
         return prompt.text
     if as_json:
@@ -636,9 +636,9 @@ async def _run_command(host: Any, session: Any, text: str, *, as_json: bool) -> 
         line.update(title=result.title, body=result.body or "")
         sys.stdout.write(terminal_json(json.dumps(line)) + "\n")
     elif result.ok:
-        sys.stdout.write(terminal_text(result.markdown) + "\n")
+        sys.stdout.write(terminal_text(result.text) + "\n")
     else:
-        print(f"vis run: {terminal_text(result.markdown)}", file=sys.stderr)
+        print(f"vis run: {terminal_text(result.text)}", file=sys.stderr)
     sys.stdout.flush()
     return 0 if result.ok else 1
 

@@ -77,6 +77,12 @@ class CommandResult:
         """The result as one Markdown text: the title, bold above the body when there is one."""
         return self.title if not self.body else f"**{self.title}**\n\n{self.body}"
 
+    @property
+    def text(self) -> str:
+        """The result for a terminal that shows no Markdown (``vis run``): the title, above
+        the body when there is one."""
+        return self.title if not self.body else f"{self.title}\n\n{self.body}"
+
     def __post_init__(self) -> None:
         if not isinstance(self.title, str) or not self.title.strip():
             raise ValueError("a command result needs a nonblank title")

@@ -97,3 +97,19 @@ async def test_a_project_cannot_widen_the_scope_before_trust(
     other = await _session(theirs, hello, "launch plans: the other project's secret")
     _, printed = await _run_in(ours, tmp_path, other)
     assert printed.count("refused LookupError") == 2, printed
+
+
+async def test_a_trusted_project_cannot_widen_the_scope_either(
+    tmp_path: Path, vis_home: Path, two_workspaces: tuple[Path, Path, Path]
+) -> None:
+    """A trusted project's sessions_scope = 'all' opened every other project's sessions
+    to the model, while the refusal said the setting is the person's (found by a tester)."""
+    from vis_core.paths import TrustStore, VisPaths
+
+    ours, theirs, hello = two_workspaces
+    (ours / ".vis").mkdir()
+    (ours / ".vis" / "settings.toml").write_text('[settings]\nsessions_scope = "all"\n')
+    TrustStore(VisPaths.from_env()).trust(ours)
+    other = await _session(theirs, hello, "launch plans: the other project's secret")
+    _, printed = await _run_in(ours, tmp_path, other)
+    assert printed.count("refused LookupError") == 2, printed

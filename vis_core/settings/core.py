@@ -45,7 +45,8 @@ SESSIONS_SCOPE = Setting(
     type="enum",
     default="workspace",
     choices=("workspace", "all"),
-    scopes=ALL_SCOPES,
+    # never a project's to decide: its checkout would open the person's other projects
+    scopes=(SettingScope.GLOBAL, SettingScope.GROUP, SettingScope.SESSION),
     description="Which stored sessions list_sessions() and read_session() reach: this "
     "workspace's, or those of every workspace (other projects' conversations too); an open "
     "session's from its next request.",

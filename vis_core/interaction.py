@@ -74,6 +74,7 @@ class _Session(Protocol):
 class _Link:
     """How to reach one attached session."""
 
+    session: _Session
     emit: Emit
     unsubscribe: Callable[[], None]
 
@@ -101,9 +102,15 @@ class Interaction:
         # early: a view or form opened as a call starts is anchored to its Activity even
         # while the start waits to be committed with the call's end
         unsubscribe = session.subscribe(self._observe, early=True, kinds=_OBSERVED)
-        self._sessions[session.id] = _Link(session.emit, unsubscribe)
+        self._sessions[session.id] = _Link(session, session.emit, unsubscribe)
 
-    def detach(self, session_id: str) -> None:
+    def detach(self, session: _Session) -> None:
+        """Stop watching ``session``; a session of its id opened after it keeps its route."""
+        link = self._sessions.get(session.id)
+        if link is not None and link.session is session:
+            self._unlink(session.id)
+
+    def _unlink(self, session_id: str) -> None:
         link = self._sessions.pop(session_id, None)
         if link is not None:
             link.unsubscribe()
@@ -136,7 +143,7 @@ class Interaction:
         for _, view in list(self._views.values()):
             view.interrupt()
         for session_id in list(self._sessions):
-            self.detach(session_id)
+            self._unlink(session_id)
         await end_tasks(forms)
         await end_tasks(self._tasks, cancel=False)
 

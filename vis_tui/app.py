@@ -296,11 +296,15 @@ class VisApp(App[int]):
             self.main.transcript.add_message(note)
 
     async def show_session(self, session: Session) -> None:
-        self.session = session
+        """Show ``session``; the one shown before closes once it is idle (``leave_session``),
+        so another Vis may open it."""
+        previous, self.session = self.session, session
         assert self.core is not None
         await self.main.attach(self.core, session)
         self.apply_theme()
         self.painted.set()
+        if previous is not None and previous is not session:
+            await self.core.leave_session(previous)
 
     async def _setting_saved(self, result: SaveResult) -> None:
         if result.setting_id == "theme":

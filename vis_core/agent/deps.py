@@ -134,6 +134,8 @@ class ToolFiles(Protocol):
 
     def in_background(self) -> int: ...
 
+    async def background_ended(self) -> None: ...
+
 
 ITERATIONS_SETTING = "the max_iterations setting"  # where a session's iteration limit came from
 

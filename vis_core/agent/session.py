@@ -287,6 +287,18 @@ class AgentSession:
         """How many commands an ended block left running still run."""
         return self.tool_context.in_background() if self.tool_context is not None else 0
 
+    async def settled(self) -> None:
+        """Return once no turn runs and no command an ended block left running still runs
+        (waiting cuts neither short)."""
+        while True:
+            if self._task is not None and not self._task.done():
+                await asyncio.wait([self._task])
+            elif self.background_commands:
+                assert self.tool_context is not None
+                await self.tool_context.background_ended()
+            else:
+                return
+
     def printed(self, lines: int) -> str:
         """The last ``lines`` lines the running block printed so far ("" when none runs)."""
         return self.sandbox.printed(lines)

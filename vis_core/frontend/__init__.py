@@ -388,6 +388,12 @@ class Frontend:
         """Close one open session and forget it (another Vis may open it then)."""
         await self._host.close_session(_agent(session))
 
+    async def leave_session(self, session: Session) -> None:
+        """The front end shows another session instead of ``session``: it closes (another
+        Vis may open it then) now when idle, else once its turn and the commands its blocks
+        left running have ended, neither cut short."""
+        await self._host.registry.leave(_agent(session))
+
     def stream_thinking(self, session: Session, callback: Callable[[str], None] | None) -> None:
         """Hand ``session``'s reasoning to ``callback`` as it streams (unredacted)."""
         _agent(session).on_thinking = callback

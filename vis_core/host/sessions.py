@@ -57,6 +57,8 @@ class SessionRegistry:
         self.session_tools: dict[str, SessionTools] = {}  # by open session
         self.extension_workers: dict[str, SessionWorkers] = {}  # by open session
         self.confined: dict[str, ConfinedParts] = {}  # by open session
+        self._closing: dict[AgentSession, asyncio.Future[None]] = {}
+        self._leaving: dict[AgentSession, asyncio.Task[None]] = {}  # closed once settled
 
     def delete_abandoned(self) -> int:
         """Delete this workspace's sessions nobody used that no Vis has open, made over
@@ -148,20 +150,50 @@ class SessionRegistry:
         return session
 
     async def close_session(self, session: AgentSession) -> None:
-        """Close one open session and forget it (a child session whose turn ended)."""
-        try:
-            await self._close(session)
-        finally:
-            self._interaction.detach(session.id)
-            if session in self.sessions:
-                self.sessions.remove(session)
+        """Close one open session and forget it (a child session whose turn ended); a close
+        under way is waited for, not begun again."""
+        closing = self._closing.get(session)
+        if closing is None:
+            closing = self._closing[session] = asyncio.ensure_future(self._close(session))
+        await asyncio.shield(closing)
 
     async def _close(self, session: AgentSession) -> None:
         """Close ``session``; a session nobody used is not kept (after what it wrote)."""
-        await session.close()
-        store = self._store
-        with contextlib.suppress(StoreError):  # kept, then: an empty row in the list
-            await asyncio.wrap_future(store.writer.call(lambda: store.delete_if_unused(session.id)))
+        try:
+            await session.close()
+            store = self._store
+            with contextlib.suppress(StoreError):  # kept, then: an empty row in the list
+                await asyncio.wrap_future(
+                    store.writer.call(lambda: store.delete_if_unused(session.id))
+                )
+        finally:
+            self._interaction.detach(session)
+            if session in self.sessions:
+                self.sessions.remove(session)
+            self._closing.pop(session, None)
+
+    async def leave(self, session: AgentSession) -> None:
+        """A front end shows another session instead of ``session``: it closes (another Vis
+        may open it then) now when idle, else once its turn and the commands its blocks left
+        running have ended, neither cut short. A failure to close is logged."""
+        if session not in self.sessions or session in self._leaving:
+            return
+        if session.running or session.background_commands:
+            task = asyncio.get_running_loop().create_task(self._close_when_settled(session))
+            self._leaving[session] = task
+            task.add_done_callback(lambda _: self._leaving.pop(session, None))
+            return
+        try:
+            await self.close_session(session)
+        except Exception:
+            log.exception("session %s did not close", session.id)
+
+    async def _close_when_settled(self, session: AgentSession) -> None:
+        await session.settled()
+        try:
+            await self.close_session(session)
+        except Exception:
+            log.exception("session %s did not close", session.id)
 
     def live_session(self, session_id: str) -> AgentSession | None:
         """The open session ``session_id`` of this workspace (a call's session is found here;
@@ -214,7 +246,12 @@ class SessionRegistry:
         self.reset_tools()
 
     async def close(self) -> None:
+        """Close every session, also those left to settle (their turn is cancelled)."""
+        leaving = list(self._leaving.values())
+        for task in leaving:
+            task.cancel()
+        await asyncio.gather(*leaving, return_exceptions=True)
         for session in list(self.sessions):
-            await self._close(session)
+            await self.close_session(session)
         self.sessions.clear()
         self.locks.release_all()

@@ -445,6 +445,10 @@ class ShellManager:
             if handle.running:
                 handle.left_running = True
 
+    def left_running(self) -> list[ShellHandle]:
+        """The commands an ended block left running that still run."""
+        return [h for h in self.handles.values() if h.left_running and h.running]
+
     async def stop_running(self) -> None:
         """Stop every command still running, and what ended ones left running (the session
         entered a draft: what it started in the live workspace must not write there any more)."""

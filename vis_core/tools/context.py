@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import os
 from contextlib import AbstractContextManager
@@ -115,7 +116,11 @@ class ToolContext:
 
     def in_background(self) -> int:
         """How many commands an ended block left running still run."""
-        return sum(h.left_running and h.running for h in self.shells.handles.values())
+        return len(self.shells.left_running())
+
+    async def background_ended(self) -> None:
+        """Return once the commands an ended block left running have ended (none stopped)."""
+        await asyncio.gather(*(handle.exit_told() for handle in self.shells.left_running()))
 
     def buffer_path(self, target: Path) -> Path | None:
         """``target`` as the editor may be given it: absolute, with no link on the way (what

@@ -334,8 +334,11 @@ class VisApp(App[int]):
 
     @property
     def resume_line(self) -> str | None:
-        """The line the terminal keeps after quitting: how to come back to this session."""
+        """The line the terminal keeps after quitting: how to come back to this session
+        (none for a session closed unused: it was not kept)."""
         if self.session is None:
+            return None
+        if self.core is not None and self.core.closed_unused(self.session.id):
             return None
         return f"Resume this session: vis --resume {self.session.id}"
 

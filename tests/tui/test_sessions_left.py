@@ -1,5 +1,5 @@
 """A session the app shows no more (``/new``, ``/fork``, ``/sessions``) closes once it is idle,
-so another Vis may open it."""
+so another Vis may open it; quitting names a session to resume only when it was kept."""
 
 from __future__ import annotations
 
@@ -172,3 +172,15 @@ async def test_a_session_opened_again_while_it_settles_stays_held(
         await until(pilot, lambda: bool(app.screen.query(LiveViewWidget)))
     with Store(Path(os.environ["VIS_HOME"]) / "vis.db") as store:
         assert [t.request for t in store.turns(busy.id)] == ["spin", "and again"]
+
+
+async def test_quitting_a_session_nobody_used_names_no_session_to_resume(
+    workspace: Path,
+) -> None:
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        assert app.session is not None
+        session_id = app.session.id
+    assert not _stored(session_id)  # not kept: `vis --resume` would not find it
+    assert app.resume_line is None

@@ -394,6 +394,11 @@ class Frontend:
         left running have ended, neither cut short."""
         await self._host.registry.leave(_agent(session))
 
+    def closed_unused(self, session_id: str) -> bool:
+        """Whether ``session_id`` was closed here with nothing in it, and so not kept (there
+        is nothing to resume)."""
+        return session_id in self._host.registry.closed_unused
+
     def stream_thinking(self, session: Session, callback: Callable[[str], None] | None) -> None:
         """Hand ``session``'s reasoning to ``callback`` as it streams (unredacted)."""
         _agent(session).on_thinking = callback

@@ -57,6 +57,7 @@ class SessionRegistry:
         self.session_tools: dict[str, SessionTools] = {}  # by open session
         self.extension_workers: dict[str, SessionWorkers] = {}  # by open session
         self.confined: dict[str, ConfinedParts] = {}  # by open session
+        self.closed_unused: set[str] = set()  # sessions closed with nothing in them: not kept
         self._closing: dict[AgentSession, asyncio.Future[None]] = {}
         self._leaving: dict[AgentSession, asyncio.Task[None]] = {}  # closed once settled
 
@@ -163,9 +164,9 @@ class SessionRegistry:
             await session.close()
             store = self._store
             with contextlib.suppress(StoreError):  # kept, then: an empty row in the list
-                await asyncio.wrap_future(
-                    store.writer.call(lambda: store.delete_if_unused(session.id))
-                )
+                deleted = store.writer.call(lambda: store.delete_if_unused(session.id))
+                if await asyncio.wrap_future(deleted):
+                    self.closed_unused.add(session.id)
         finally:
             self._interaction.detach(session)
             if session in self.sessions:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,27 @@ async def test_quitting_as_a_row_is_being_mounted(
         app.main.handle_event(shown(app.session.id, turn_id))  # in one step: shown, then Ctrl+Q
         app.exit(0)
     assert app.return_code == 0 and app._exception is None
+
+
+async def test_a_live_view_of_a_turn_shown_as_stored_opens_in_that_turn(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A live view whose turn the screen shows as stored (a resumed session) crashed the
+    app: a stored turn's rows are a list, not the live turn's mapping (found by a helper)."""
+    from vis_tui.widgets.live import LiveViewWidget
+    from vis_tui.widgets.stored_turn import StoredTurnView
+
+    from .support import store_session
+
+    session_id = store_session(workspace, ["first", "second"])
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "hi"}]), resume=session_id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        turn_id = f"{session_id}-t1"
+        assert isinstance(app.main.transcript.turns[turn_id], StoredTurnView)
+        event = _live_event(session_id, turn_id)
+        app.main.handle_event(replace(event, turn_id=turn_id))
+        await pilot.pause()
+        turn = app.main.transcript.turns[turn_id]
+        assert not isinstance(turn, StoredTurnView) and turn.query(LiveViewWidget)
+    assert app._exception is None

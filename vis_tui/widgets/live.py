@@ -588,8 +588,12 @@ def _opened(target: Any, event: LiveOpened) -> None:
             )
         panel.show_view(widget)
         return
+    from vis_tui.widgets.stored_turn import StoredTurnView
+
     transcript = target.transcript
     turn = transcript.turns.get(event.turn_id or "")
+    if isinstance(turn, StoredTurnView):  # a turn shown as stored: opened, as its rows are
+        turn = transcript.open_stored(turn)
     if turn is None:
         transcript.mount(widget)
     else:

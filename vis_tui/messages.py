@@ -34,7 +34,12 @@ class CoreEvent(Message):
 
 
 class TurnDone(Message):
-    """The turn worker saw ``submit`` return: every event of the turn was posted before it."""
+    """The turn worker saw ``submit`` return: every event of the turn was posted before it.
+    ``session_id``: the session the turn ran in (the screen may show another one now)."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__()
+        self.session_id = session_id
 
 
 class CommandActionRequested(Message):

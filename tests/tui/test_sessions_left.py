@@ -106,6 +106,12 @@ async def test_a_session_left_during_its_turn_closes_once_the_turn_ends(
         await until(pilot, lambda: app.session is not busy)
         await pilot.pause()
         assert busy.running and not openable(busy.id)  # its turn goes on: kept open
+        # the new session is ready: a message starts its turn, not queued behind the old one
+        assert not app.main.turn_running and not app.main.status_bar.running
+        app.main.prompt.insert("hello")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not app.main.queue
         (workspace / "go").touch()
         await until(pilot, lambda: openable(busy.id))
     with Store(Path(os.environ["VIS_HOME"]) / "vis.db") as store:

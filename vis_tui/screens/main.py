@@ -247,6 +247,8 @@ class MainScreen(Screen[None]):
             loader = await asyncio.to_thread(store_page_loader, core.history, session.id)
             await self.transcript.load_initial(loader)
         self._previewed = None
+        # a turn of the session shown before goes on there; this one's may run (resumed)
+        self.turn_running = self.status_bar.running = session.running
         self.status_bar.title = session.title
         self.status_bar.model = (
             session.model.label if hasattr(session, "model") else core.model_label
@@ -551,15 +553,16 @@ class MainScreen(Screen[None]):
             )
 
     async def _turn(self, text: str) -> None:
-        assert self.session is not None
+        session = self.session
+        assert session is not None
         try:
             if text.startswith("!"):  # the person's own command; its output joins the talk
-                await self.session.submit(text, command=True)
+                await session.submit(text, command=True)
             else:
                 mentions = mentioned_files(text, self.files_root())
                 self._tell_unfound(text)
                 images = getattr(text, "images", ())
-                await self.session.submit(str(text), mentions=mentions, images=images)
+                await session.submit(str(text), mentions=mentions, images=images)
         except ImageRefused as exc:  # before the turn: nothing was sent; the draft comes back
             self.transcript.add_message(f"Not sent: {exc}", classes="error", plain=True)
             if not self.prompt.text:
@@ -567,13 +570,15 @@ class MainScreen(Screen[None]):
                 self.prompt.add_images(list(getattr(text, "images", ())))
         except Exception as exc:  # the core already reports turn failures as TurnEnded
             self.transcript.add_message(f"**Vis could not run the turn:** {exc}", classes="error")
-        finally:
-            self.post_message(TurnDone())  # after the turn's events, which were posted first
+        finally:  # after the turn's events, which were posted first
+            self.post_message(TurnDone(session.id))
 
     def on_turn_done(self, message: TurnDone) -> None:
         message.stop()
         if self.closing:  # quitting: the queued messages are not sent
             return
+        if self.session is None or message.session_id != self.session.id:
+            return  # a turn of a session shown before: it ended there
         self.turn_running = False
         self.status_bar.running = False
         ended, self._last_ended = self._last_ended, None

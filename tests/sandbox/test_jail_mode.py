@@ -64,7 +64,9 @@ def test_vis_run_is_jailed_by_default_and_says_so(
 ) -> None:
     out, err = _run(workspace, tmp_path, vis_home)
     assert (workspace / ".env").read_text() == "A=1\n", (out, err)  # read-only in the jail
-    lines = [line for line in err.splitlines() if "jailed" in line]
+    lines = [
+        line for line in err.splitlines() if line.startswith(("vis: jailed", "vis: not jailed"))
+    ]
     assert len(lines) == 1 and lines[0].startswith("vis: jailed:"), err
 
 

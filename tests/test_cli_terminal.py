@@ -5,13 +5,15 @@ file name (U+202E)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
 
-from cli_support import script, vis
+from cli_support import script, seed_caches, vis
 
 OSC52 = "\x1b]52;c;SGVsbG8=\x07"  # sets the clipboard
 CLEAR = "\x1b[2J"  # clears the screen
@@ -113,6 +115,50 @@ def test_vis_run_answer_load_errors_and_file_names_inert(
             assert "The answer: deploy \\x1b]52;c;SGVsbG8=\\x07 now \\x1b[2J\\x9b2J" in done.stdout
             assert "<U+202E>yp.evil" in done.stdout
             assert "Read file · <U+202E>txt.exe" in done.stdout  # the file name, inert
+
+
+def _on_a_terminal(*args: str, cwd: Path, vis_home: Path) -> str:
+    """``vis ARGS`` with a pty (of its own) as stdin, stdout and stderr: what it showed."""
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(VIS_HOME=str(vis_home), TERM="xterm-256color")
+    env.pop("VIS_MODEL", None)
+    seed_caches(vis_home)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "vis_core.cli", *args],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        cwd=cwd,
+        env=env,
+        start_new_session=True,
+    )
+    os.close(slave)
+    shown = b""
+    try:
+        with contextlib.suppress(OSError):  # EIO once the child closed the terminal
+            while chunk := os.read(master, 65536):
+                shown += chunk
+        child.wait(120)
+    finally:
+        os.close(master)
+    return shown.decode("utf-8", "replace")
+
+
+def test_vis_run_on_a_terminal_colours_its_status_lines(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    """On a terminal the turn's end read '\\x1b[31mfailed:\\x1b[0m model request failed: …':
+    Rich's own colours went through the extension host's stand-in for stderr, then through
+    the writer that escapes what Vis did not write. They are colours again; what the block
+    printed stays inert."""
+    turn = script(tmp_path, [{"code": f"print({HOSTILE!r})"}])  # then the script runs out
+    args = ("run", "--provider", "scripted", "--script", str(turn), "go")
+    shown = _on_a_terminal(*args, cwd=workspace, vis_home=vis_home)
+    assert "\x1b[31mfailed:\x1b[0m model request failed: script exhausted" in shown, shown
+    assert "\\x1b[31m" not in shown and "\x1b[32m✓\x1b[0m \x1b[1mpython\x1b[0m" in shown
+    assert OSC52 not in shown and CLEAR not in shown and RLO not in shown
+    assert "deploy \\x1b]52;c;SGVsbG8=\\x07 now" in shown
 
 
 def test_cli_output_redacts_secrets_and_keys_it_did_not_write(

@@ -9,6 +9,7 @@ reaches the terminal as visible text.
 
 from __future__ import annotations
 
+import io
 import sys
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -83,7 +84,17 @@ def guard_output(*, stdout: bool = True, clean: Callable[[str], str] | None = No
         sys.stderr = TerminalWriter(sys.stderr, clean)  # type: ignore[assignment]
 
 
+class PassingStream(io.TextIOBase):
+    """A stand-in in front of ``sys.stdout``/``sys.stderr`` that passes Vis's own writes on to
+    ``target`` unchanged (the extension host's, which sends extension prints to their log)."""
+
+    target: TextIO
+
+
 def raw_stream(stream: Any) -> TextIO:
     """The stream under a :class:`TerminalWriter` (for Rich, which escapes what it prints
-    itself and writes its own colours)."""
+    itself and writes its own colours), also with a :class:`PassingStream` in front of it: Rich
+    writing through the writer would have its colours shown as ``\\x1b[31m``."""
+    while isinstance(stream, PassingStream):
+        stream = stream.target
     return stream.raw if isinstance(stream, TerminalWriter) else stream

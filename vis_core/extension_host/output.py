@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import sys
 import threading
 from collections.abc import Callable
@@ -11,6 +10,7 @@ from typing import Any, TextIO
 from vis_core.extension.acting import current_extension
 from vis_core.extension.declarations import _loading
 from vis_core.extension.logs import write_log
+from vis_core.terminal import PassingStream
 
 
 def _printing_extension(main_is_vis: bool = True) -> str | None:
@@ -37,7 +37,7 @@ def to_log(level: str, message: str, source: str) -> None:
     write_log(level, message, source=source)
 
 
-class ExtensionOutput(io.TextIOBase):
+class ExtensionOutput(PassingStream):
     """A stand-in for ``sys.stdout``/``sys.stderr``: extension lines go to the log (through
     ``sink``: an extension worker hands them to its host)."""
 

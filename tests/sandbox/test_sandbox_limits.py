@@ -9,11 +9,16 @@ from typing import Any
 
 import pytest
 
+from vis_core.events import BlockFinished
+from vis_core.model.block import error_line
+from vis_core.printmode import block_line
 from vis_core.sandbox.state import SessionState
 from vis_core.settings.core import BLOCK_TIME_LIMIT, MEMORY_LIMIT, PROCESS_LIMIT
 from vis_core.system.lifetime import ChildLimits
 from vis_core.system.shell import ShellManager
 from vis_core.tools import ToolContext
+from vis_tui.block_info import BlockInfo
+from vis_tui.widgets.block_row import block_content
 
 from .conftest import HostTools, MakeSandbox
 
@@ -33,6 +38,26 @@ async def test_a_block_past_its_time_limit_is_stopped(make_sandbox: MakeSandbox)
     assert "block_time_limit" in result.error
     after = await box.run("print('next block runs')")
     assert after.error is None and "next block runs" in after.stdout
+
+
+async def test_a_block_stopped_at_its_time_limit_says_so_on_its_line(
+    make_sandbox: MakeSandbox,
+) -> None:
+    """Its line (vis run's, the app's row) said only 'KeyboardInterrupt', the last line of the
+    traceback under the note; it now says the time limit stopped it."""
+    box = make_sandbox(time_limit=1.0)
+    code = "import time\nwhile True:\n    print('tick', flush=True)\n    time.sleep(0.1)"
+    result = await box.run(code)
+    assert result.error is not None and "KeyboardInterrupt" in result.error
+    note = (
+        "The block ran longer than its time limit of 1 s (setting block_time_limit) "
+        "and was stopped."
+    )
+    assert error_line(result.error) == note
+    line = block_line(code, BlockFinished("s", error=result.error, duration=1.0))
+    assert line.endswith(f"[red]{note}[/]")
+    row = block_content(BlockInfo("i", code, ended=True, error=result.error, duration=1.0))
+    assert str(row).splitlines()[-1].strip() == note
 
 
 async def test_memory_limit_makes_a_huge_allocation_fail(make_sandbox: MakeSandbox) -> None:

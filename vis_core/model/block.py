@@ -120,10 +120,22 @@ def code_line_count(code: str) -> int:
     return len(code.rstrip("\n").splitlines())
 
 
+def time_limit_note(seconds: float) -> str:
+    """What a block stopped at its time limit says first, in front of its traceback."""
+    return f"{_TIME_LIMIT_NOTE} of {seconds:g} s (setting block_time_limit) and was stopped."
+
+
+_TIME_LIMIT_NOTE = "The block ran longer than its time limit"
+
+
 def error_line(error: str) -> str:
     """The line that says an error: the first of its message (a traceback ends with
-    ``Class: message``, whose message may go on over more lines after its frames)."""
+    ``Class: message``, whose message may go on over more lines after its frames); of a
+    block stopped at its time limit, the note that says so (its traceback ends in a bare
+    ``KeyboardInterrupt``)."""
     lines = [line for line in error.strip().splitlines() if line.strip()]
+    if lines and lines[0].startswith(_TIME_LIMIT_NOTE):
+        return lines[0]
     start = len(lines)
     while (
         start > 0 and not lines[start - 1][:1].isspace() and not _TRACEBACK.match(lines[start - 1])

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vis_core.extension.metadata import build_metadata
+from vis_core.model.block import time_limit_note
 from vis_core.model.handles import HostHandle
 from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
 from vis_core.sandbox.protocol import MAX_CALLS_IN_FLIGHT, MAX_MESSAGE_BYTES
@@ -779,10 +780,7 @@ class Sandbox:
             try:
                 reply = await asyncio.wait_for(asyncio.shield(done), self.time_limit or None)
             except TimeoutError:
-                overran = (
-                    f"The block ran longer than its time limit of {self.time_limit:g} s "
-                    "(setting block_time_limit) and was stopped."
-                )
+                overran = time_limit_note(self.time_limit)
                 await self._stop_block(block, done)
                 try:
                     reply = await asyncio.wait_for(asyncio.shield(done), 5.0)

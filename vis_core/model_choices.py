@@ -282,6 +282,21 @@ def check_base_url(url: str) -> str | None:
     return None
 
 
+def check_server_name(name: str) -> str | None:
+    """Why ``name`` cannot name a server of one's own (None when it can; read in lower case)."""
+    name = name.strip().lower()
+    if name in RESERVED_PROVIDERS:
+        return f"{name} is a provider Vis knows already: give the server a name of its own."
+    if not _PROVIDER_NAME.match(name):
+        return "Name the server with a letter, then letters, digits, - or _ (up to 32), e.g. local."
+    return None
+
+
+def check_server_key(key: str) -> str | None:
+    """Why ``key`` cannot be a server's optional key (None when it can: none is fine)."""
+    return check_key(key) if key.strip() else None
+
+
 async def save_local_server(
     deps: CommandDeps, name: str, base_url: str, key: str = ""
 ) -> ProviderEntry:
@@ -290,15 +305,10 @@ async def save_local_server(
     when given, is saved as a secret under ``NAME_API_KEY`` (none: the server needs none)."""
     from vis_core.settings.storage import edit_toml
 
-    name = name.strip().lower()
-    if not _PROVIDER_NAME.match(name) or name in RESERVED_PROVIDERS:
-        taken = ", ".join(sorted(RESERVED_PROVIDERS))
-        raise ValueError(
-            f"name the server with lower-case letters, digits, - or _ (not {taken}): {name!r}"
-        )
-    problem = check_base_url(base_url)
+    problem = check_server_name(name) or check_base_url(base_url) or check_server_key(key)
     if problem is not None:
         raise ValueError(problem)
+    name = name.strip().lower()
     key_env = f"{name.upper().replace('-', '_')}_API_KEY" if key.strip() else ""
     entry = ProviderEntry(name, "openai", key_env, bool(key_env))
     if key_env:

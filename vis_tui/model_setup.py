@@ -10,6 +10,8 @@ from vis_core.frontend import (
     ProviderEntry,
     check_base_url,
     check_key,
+    check_server_key,
+    check_server_name,
     default_model,
     err,
     paragraph,
@@ -141,7 +143,7 @@ async def log_in(app: VisApp) -> None:
 
 async def _local_server(app: VisApp) -> tuple[ProviderEntry, str] | None:
     """The server's name, base URL and optional key, saved to config.toml (None: cancelled
-    or refused, and said so)."""
+    or refused, and said so). The form checks each field and stays open until they do."""
     assert app.core is not None
     form = Form(
         "Local OpenAI-compatible server",
@@ -151,7 +153,13 @@ async def _local_server(app: VisApp) -> tuple[ProviderEntry, str] | None:
                 "Ollama, vLLM, LM Studio. Saved as [providers.NAME] in "
                 f"{app.core.config_file}."
             ),
-            plaintext("name", "Name (the provider/ part of its models)", default="local"),
+            plaintext(
+                "name",
+                "Name (the provider/ part of its models)",
+                default="local",
+                is_required=True,
+                validate=(check_server_name,),
+            ),
             plaintext(
                 "base_url",
                 "Base URL",
@@ -159,7 +167,11 @@ async def _local_server(app: VisApp) -> tuple[ProviderEntry, str] | None:
                 is_required=True,
                 validate=(check_base_url,),
             ),
-            password("key", "API key (leave empty when the server needs none)"),
+            password(
+                "key",
+                "API key (leave empty when the server needs none)",
+                validate=(check_server_key,),
+            ),
         ),
         submit_label="Save server",
     )

@@ -230,6 +230,46 @@ async def test_login_to_a_local_server_from_a_scripted_session_says_what_it_swit
     assert 'model = "local/qwen3"' in config and 'api_key_env = ""' in config
 
 
+async def test_a_bad_name_or_short_key_keeps_the_local_server_form_open(
+    workspace: Path, vis_home: Path, server: WireServer, tmp_path: Path
+) -> None:
+    """A cleared Name, a name Vis's own provider has or a 3-character key closed the form, and
+    what was typed was lost ('Cannot add the server …' in the transcript): each is now said
+    under its field, the form stays open with what was typed, and saves once they are right."""
+    from textual.widgets import Input
+
+    from .support import write_script
+
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "scripted answer"}]))
+    async with app.run_test(size=(110, 40)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"/login", "enter")
+        await on_top(pilot, PickerScreen)
+        await type_keys(pilot, *"local", "enter")
+        await on_top(pilot, FormScreen)
+        form = app.screen
+        name, base_url, key = form.query(Input)
+        base_url.value = server.openai_base_url
+        for typed, said in (
+            ("", "Required"),
+            ("openai", "openai is a provider Vis knows already"),
+            ("my box", "Name the server with a letter, then letters, digits, - or _"),
+        ):
+            name.value = typed
+            await pilot.press("ctrl+s")
+            assert app.screen is form and said in form.errors["name"], form.errors
+        name.value, key.value = "box", "abc"
+        await pilot.press("ctrl+s")
+        assert app.screen is form and list(form.errors) == ["key"]
+        assert "The key is 3 characters long" in form.errors["key"]
+        assert base_url.value == server.openai_base_url and key.value == "abc"
+        key.value = ""
+        await pilot.press("ctrl+s")
+        await on_top(pilot, PickerScreen)  # the server's models: saved
+        assert not any("Cannot add the server" in note for note in _notes(app))
+    assert "[providers.box]" in (vis_home / "config.toml").read_text()
+
+
 def _scripted_first(vis_home: Path, workspace: Path, tmp_path: Path) -> VisApp:
     """The app with ``scripted/first`` as the saved default model (no command-line model, so
     the settings choose it) and a two-answer script."""

@@ -91,6 +91,8 @@ if TYPE_CHECKING:
     from vis_core.model.welcome import WelcomeFacts as WelcomeFacts
     from vis_core.model_choices import check_base_url as check_base_url
     from vis_core.model_choices import check_key as check_key
+    from vis_core.model_choices import check_server_key as check_server_key
+    from vis_core.model_choices import check_server_name as check_server_name
     from vis_core.model_choices import default_model as default_model
     from vis_core.settings.rows import NOT_SET as NOT_SET
     from vis_core.settings.rows import SAVED as SAVED

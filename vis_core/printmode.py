@@ -500,9 +500,10 @@ async def _run(
         if host.models.problem and not command:
             print(host.models.problem, file=sys.stderr)
             return 2
-        for note in host.startup_notes():
-            print(f"vis: {terminal_text(note)}", file=sys.stderr)
         refusal = host.settings.refusal()
+        for note in host.startup_notes():
+            if note != refusal:  # said once, last, as why the run stops
+                print(f"vis: {terminal_text(note)}", file=sys.stderr)
         if refusal is not None:  # fail closed: nothing runs on a value Vis cannot read
             print(f"vis run: {terminal_text(refusal)}", file=sys.stderr)
             return 2

@@ -156,6 +156,14 @@ def test_a_toggle_vis_cannot_read_stops_the_run(
         done = _run(workspace, vis_home, tmp_path, "--toggles", toggle, blocks=1)
         _refused(done, *names)
         assert not (workspace / "outcome.txt").exists()  # no block ran
+        # said once, where to fix it (jail=ture was said three times, the first asking to
+        # 'Fix the file named above')
+        (said,) = [line for line in done.stderr.splitlines() if names[0] in line]
+        assert said.startswith("vis run: Vis runs nothing while a setting it cannot read")
+        assert said.endswith(
+            "Fix it on the command line (or leave that --toggles out), then start again."
+        )
+        assert "file" not in said
 
 
 def test_a_value_vis_cannot_read_stops_the_run_from_every_source(
@@ -194,6 +202,9 @@ async def test_a_turn_stops_on_a_toggle_vis_cannot_read(workspace: Path, tmp_pat
     script = _script(tmp_path, [{"code": "open('ran.txt', 'w').write('x')"}, {"text": "ok"}])
     host = await open_host(workspace, script=script, toggles=("jail=ture",))
     try:
+        # the app's start says it once: the jail's refusal and the toggle's problem were more
+        (said,) = [note for note in host.startup_notes() if "ture" in note]
+        assert "Fix it on the command line" in said
         session = await host.new_session()
         ended = await session.submit("go")
         assert ended.status is TurnStatus.FAILED

@@ -274,16 +274,21 @@ class Host:
                 "after you trusted the project), so nothing under it loads. Copy the folder "
                 "into .vis/ instead, then run `vis trust` again."
             )
-        refusal = self.space.jail_policy()[1]
+        # every value Vis cannot read that decides what runs (the jail's, a limit's, each
+        # --toggles entry), said once; a front end that stops on it says it on its own
+        refusal = self.settings.refusal()
         if refusal is not None:
             notes.append(refusal)
         home = self.space.home_notice()
         if home is not None:
             notes.append(home)
         notes.extend(self.settings.untrusted_notes())
-        notes.extend(self.settings.problems)
+        notes.extend(
+            problem
+            for problem in self.settings.problems
+            if refusal is None or problem.rstrip(".") not in refusal
+        )
         notes.extend(self.settings.invalid_notes())
-        notes.extend(self.settings.toggle_problems())
         notes.extend(self.commands.file_problems())
         return notes
 

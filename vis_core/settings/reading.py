@@ -370,12 +370,14 @@ class SettingsReader:
 
     def invalid_notes(self) -> list[str]:
         """One note per saved value of Vis's own settings that has the wrong type: the file,
-        the setting and what it takes (the default is used; the file is left as it is)."""
+        the setting and what it takes (the default is used; the file is left as it is). Those
+        of settings that bound what runs stop every turn instead: :meth:`refusal` says them."""
         notes: list[str] = []
         for setting in CORE_SETTINGS:
-            then = "no turn runs" if setting.id in GUARDED else "Vis uses the default"
+            if setting.id in GUARDED:
+                continue
             for problem in self.resolve(setting.id).invalid:
-                notes.append(f"{problem}; {then} until it is fixed")
+                notes.append(f"{problem}; Vis uses the default until it is fixed")
         return notes
 
     def unreadable(self, setting_id: str, session_id: str | None = None) -> str | None:
@@ -401,17 +403,23 @@ class SettingsReader:
         """Why no turn may run (fail closed), or None: a ``--toggles`` entry Vis cannot read,
         or a value it cannot read of a setting that bounds what a block may do (the jail,
         the memory, process and time limits, the iterations per turn)."""
-        problems = self.toggle_problems()
+        toggles = self.toggle_problems()
+        problems = list(toggles)
         for setting_id in GUARDED:
             problem = self.unreadable(setting_id, session_id)
             if problem is not None and problem not in problems:
                 problems.append(problem)
         if not problems:
             return None
+        fix = (
+            "Fix it on the command line (or leave that --toggles out)"
+            if len(problems) == len(toggles)
+            else "Fix the value where it is set (or remove it)"
+        )
         return (
             "Vis runs nothing while a setting it cannot read may decide what runs: "
             + "; ".join(problem.rstrip(".") for problem in problems)
-            + ". Fix the value (or remove it), then start again."
+            + f". {fix}, then start again."
         )
 
 

@@ -468,6 +468,6 @@ def jail_refusal(problem: str) -> str:
     """Why no block or shell command runs while the ``jail`` setting is unknown (fail closed)."""
     return (
         f"Vis cannot tell whether the jail is on ({problem}), so it runs no code blocks and "
-        "no shell commands until this is fixed. Fix the file named above (Vis did not change "
-        "it), then start Vis again; `vis doctor` checks it."
+        "no shell commands until this is fixed. Fix that value where it is set (Vis did not "
+        "change it), then start Vis again."
     )

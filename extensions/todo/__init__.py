@@ -101,10 +101,14 @@ def _command(ctx: dict[str, Any]) -> Any:
     if action in ("done", "remove"):
         if len(args) != 2 or not args[1].lstrip("#").isdigit():
             return vis.err(f"Usage: /todo {action} NUMBER", "`/todo` lists the numbers.")
+        number = int(args[1].lstrip("#"))
         try:
-            todo = getattr(book, action)(int(args[1].lstrip("#")))
-        except LookupError as exc:
-            return vis.err(f"Cannot {action} the todo", str(exc))
+            todo = getattr(book, action)(number)
+        except LookupError:  # its message points the model to todo.list()
+            return vis.err(
+                f"Cannot {action} the todo",
+                f"There is no todo #{number}; `/todo` shows the numbers.",
+            )
         return vis.ok(f"{'Completed' if action == 'done' else 'Removed'} #{todo.id}", todo.text)
     return vis.err(
         f"Unknown action {action!r}",

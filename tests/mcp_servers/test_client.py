@@ -178,6 +178,10 @@ async def test_http_listing_retries_a_503_and_tool_calls_work(
         assert result.structured_content == {"city": "Lima", "celsius": 21.5}
         read = await conn.read_resource("greeting://Ada")
         assert read.contents[0].text == "Hello, Ada!"
+        # the server's own error, in an HTTP 200 answer, names no HTTP status
+        with pytest.raises(McpCallError) as unknown:
+            await conn.read_resource("demo://nothere")
+        assert str(unknown.value) == "MCP server 'web': Unknown resource: demo://nothere"
         # a tool call answered 503 is not retried: the server may already have done it
         with pytest.raises(McpCallError, match=r"error response \(HTTP 503\)"):
             await conn.call_tool("echo", {"text": "fragile"})

@@ -577,7 +577,9 @@ class ServerConnection:
                     f"MCP server {self.name!r} closed the connection; it reconnects on the "
                     "next call"
                 )
-            status = f" (HTTP {self._last_status})" if self._last_status else ""
+            failed = self._last_status is not None and self._last_status >= 400
+            # a server's own error arrives in a 200 answer: no transport fault to name
+            status = f" (HTTP {self._last_status})" if failed else ""
             return McpCallError(f"MCP server {self.name!r}: {message}{status}")
         if isinstance(exc, Exception):
             return exc

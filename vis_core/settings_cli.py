@@ -106,6 +106,10 @@ async def _set(
     stdin, err = streams
     owner = settings.owner(args.id)
     setting = owner.setting
+    problem = _scope_problem(settings, args)
+    if problem is not None:
+        err.write(f"vis settings: {problem}\n")
+        return EXIT_USAGE
     if args.reset:
         result = await settings.reset(
             args.id, args.scope, session_id=args.session, group=args.group
@@ -143,6 +147,27 @@ async def _set(
     if result.hook_error:
         err.write(f"vis settings: warning: {result.hook_error}\n")
     return EXIT_OK
+
+
+def _scope_problem(settings: SettingsService, args: argparse.Namespace) -> str | None:
+    """What ``--scope group`` or ``--scope session`` lacks on this command line, said with the
+    option that gives it (the settings' own words point to the app's /group)."""
+    if args.scope == SettingScope.SESSION.value and args.session is None:
+        return (
+            f"setting {args.id!r}: session scope needs --session ID (`vis sessions` lists "
+            "the sessions)"
+        )
+    if args.scope != SettingScope.GROUP.value or args.group is not None:
+        return None
+    if args.session is None:
+        return (
+            f"setting {args.id!r}: group scope needs --group NAME, or --session ID of a "
+            "session in a group"
+        )
+    known = settings.store is not None and settings.store.get_session(args.session)
+    if known and settings.session_group(args.session) is None:
+        return f"setting {args.id!r}: session {args.session} is in no group; give --group NAME"
+    return None
 
 
 def _check_provider(declared: Any, config_file: Path, value: str) -> None:

@@ -112,6 +112,9 @@ def test_vis_trust_of_a_missing_path_or_a_file_is_a_named_error(
         (("theme", "nord", "--scope", "project"), "only at 'global' scope"),
         (("missing", "1"), "no setting 'missing'"),
         (("jail", "true", "--scope", "session", "--session", "nope"), "no session 'nope'"),
+        # the command line's options, not the app's session and /group
+        (("jail", "true", "--scope", "session"), "session scope needs --session ID"),
+        (("jail", "true", "--scope", "group"), "group scope needs --group NAME, or --session"),
         (("max_iterations", "10", "--scope", "project"), "until you trust this project"),
     ],
 )
@@ -152,3 +155,29 @@ def _in_process(
     code = main(["-C", str(workspace), *args])
     out, err = capsys.readouterr()
     return subprocess.CompletedProcess(["vis", *args], code, out, err)
+
+
+def test_vis_settings_set_at_group_scope_for_a_session_in_no_group_asks_for_group(
+    workspace: Path, vis_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said '… this session is in no group; move it into one with /group NAME', the app's
+    words; the command line's is --group NAME."""
+    import asyncio
+
+    from .support import open_host
+
+    async def new_session() -> str:
+        host = await open_host(workspace, script=_script(tmp_path, [{"text": "ok"}]))
+        try:
+            session = await host.new_session()
+            await session.submit("hi")  # a session is kept from its first turn
+            return session.id
+        finally:
+            await host.close()
+
+    session_id = asyncio.run(new_session())
+    args = ("settings", "set", "jail", "true", "--scope", "group", "--session", session_id)
+    done = _in_process(capsys, workspace, *args)
+    _clean(done, f"setting 'jail': session {session_id} is in no group; give --group NAME")
+    assert "/group" not in done.stderr
+    assert _in_process(capsys, workspace, *args, "--group", "team").returncode == 0

@@ -104,6 +104,9 @@ async def test_state_survives_reload_and_a_new_process(
 
     refused = await run.host.commands.run(session, "/store-object")
     assert not refused.ok and "plain data" in refused.body
+    # what the extension stored, not the proxy Vis made of it in another process
+    assert "the state value 'bad' of extension 'counter' holds an object" in refused.body
+    assert "RemoteObject" not in refused.body
     assert (await run.host.commands.run(session, "/forget")).title == "False"
     assert run.state("counter") == {}
 

@@ -8,6 +8,7 @@ from typing import Any
 from vis_core.extension.acting import current_extension, loading_extension
 from vis_core.extension.place import require_trusted
 from vis_core.extension.runtime import OUTSIDE, Runtime, current_runtime
+from vis_core.model.plain import check_plain
 
 _MISSING = object()
 
@@ -56,6 +57,10 @@ class ExtensionState(MutableMapping[str, Any]):
     def __setitem__(self, key: str, value: Any) -> None:
         _check_key(key)
         owner, runtime = self._where()
+        # checked here, where the value is the extension's own: Vis, in another process,
+        # would see a stand-in of an object that is not plain data, and name that
+        of = f" of extension {owner!r}" if owner is not None else ""
+        check_plain(value, f"the state value {key!r}{of}")
         runtime.state_write(owner, key, value)
 
     def __delitem__(self, key: str) -> None:

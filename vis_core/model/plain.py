@@ -24,7 +24,9 @@ def check_plain(value: Any, what: str) -> None:
                 raise ValueError(f"{what} has the dict key {key!r}; keys must be strings")
             check_plain(item, what)
         return
+    name = type(value).__name__
+    article = "an" if name[:1].lower() in "aeiou" else "a"
     raise ValueError(
-        f"{what} holds a {type(value).__name__}; values must be plain data: dicts, lists, "
+        f"{what} holds {article} {name}; values must be plain data: dicts, lists, "
         "strings, numbers, booleans and None"
     )

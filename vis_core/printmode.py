@@ -492,15 +492,15 @@ async def _run(
     install_terminal_asker(host.interaction)
     settle: float | None = None  # a session opened: MCP servers started (seconds to settle)
     try:
-        if host.models.config.problem:
-            print(f"vis: {host.models.config.problem}", file=sys.stderr)
+        refusal = host.settings.refusal()
+        if host.models.config.problem and refusal is None:  # else the refusal says it
+            print(f"vis: {terminal_text(host.models.config.problem)}", file=sys.stderr)
         from vis_core.commands.headless import command_refusal, is_command
 
         command = is_command(request)  # one that asks no model runs without one
-        if host.models.problem and not command:
+        if host.models.problem and not command and refusal is None:
             print(host.models.problem, file=sys.stderr)
             return 2
-        refusal = host.settings.refusal()
         for note in host.startup_notes():
             if note != refusal:  # said once, last, as why the run stops
                 print(f"vis: {terminal_text(note)}", file=sys.stderr)

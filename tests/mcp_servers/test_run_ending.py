@@ -87,6 +87,7 @@ def test_kill_9_of_vis_run_leaves_no_process_of_an_mcp_server(
     """The SDK starts a stdio server in a session of its own, with nothing tying it to Vis:
     after `kill -9` of Vis the server and what it started ran on for ever (one more after
     each crash or closed terminal). Now they end with Vis."""
+    import contextlib
     import json
     import time
     import uuid
@@ -108,11 +109,19 @@ def test_kill_9_of_vis_run_leaves_no_process_of_an_mcp_server(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+
+    def started() -> bool:  # the server (after its wrapper's exec) and its child
+        argv = set()
+        for pid in marked(mark):
+            with contextlib.suppress(OSError):
+                argv |= set(Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0"))
+        return {f"{mark}-child", f"{mark}-server"} <= argv
+
     try:
         deadline = time.monotonic() + 60
-        while len(marked(mark)) < 2 and proc.poll() is None and time.monotonic() < deadline:
+        while not started() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert len(marked(mark)) == 2, "the server and its child did not start"
+        assert started(), "the server and its child did not start"
         proc.kill()
         proc.wait(timeout=30)
         deadline = time.monotonic() + 20

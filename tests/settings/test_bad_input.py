@@ -81,6 +81,10 @@ def test_a_file_nested_3000_deep_is_a_named_error(
     if where != "secrets":  # the settings files decide what may run: nothing runs
         assert done.returncode == 2, done.stderr
         assert not (workspace / "ran.txt").exists()
+    if where == "config.toml":  # said once, as why nothing runs (it was also logged raw,
+        # and 'Vis uses its defaults' contradicted the refusal: three lines)
+        said = [line for line in done.stderr.splitlines() if str(target) in line]
+        assert len(said) == 1 and said[0].startswith("vis run: Vis runs nothing"), done.stderr
     saved = _vis("settings", "set", "summarize_steps", "false", cwd=workspace, env_home=vis_home)
     if where == "config.toml":
         _clean(saved, str(target))

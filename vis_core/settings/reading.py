@@ -126,8 +126,8 @@ class SettingsReader:
         self._environment_keys = environment_secrets(os.environ, self.global_file.key_variables())
         self.redactor.refresh()
         self.problems = problems
-        for problem in problems:
-            log.warning("settings: %s", problem)
+        for problem in problems:  # the person is told in the start notes (or the refusal)
+            log.info("settings: %s", problem)
 
     def _short_secrets(self) -> list[str]:
         """A warning per saved secret too short to redact safely (saved before Vis refused)."""

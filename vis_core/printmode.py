@@ -511,6 +511,8 @@ async def _run(
         if refused is not None:
             print(f"vis run: {terminal_text(refused)}", file=sys.stderr)
             return 2
+        if command:  # servers start when a turn does: most commands send no request
+            host.mcp.hold()
         try:
             session = await _open(host, continue_, resume)
         except LookupError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -134,3 +135,48 @@ def test_kill_9_of_vis_run_leaves_no_process_of_an_mcp_server(
         for pid in left:  # the test cleans up after a failure
             os.kill(pid, signal.SIGKILL)
     assert not left, "the MCP server or its child outlived kill -9 of vis run"
+
+
+# the test server, noting in the file MARK each time it is started
+NOTED = """
+import os, sys
+mark, server = sys.argv[1], sys.argv[2]
+with open(mark, "a") as out:
+    out.write("started\\n")
+os.execv(sys.executable, [sys.executable, server, "stdio"])
+"""
+
+
+def test_a_command_run_starts_no_server_unless_it_sends_a_request(
+    vis_home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    """`vis run "/goal …"` (or /context, an extension's command) ended before its healthy
+    servers connected and warned of each: 'MCP server 'demo' was still connecting when the run
+    ended and was stopped'. A command that sends no request now starts no server and says
+    nothing of them; one that sends a request (a command file) starts them for its turn."""
+    from cli_support import script, vis
+
+    from .server_app import __file__ as server_app
+
+    mark = tmp_path / "started"
+    entry = {"command": sys.executable, "args": ["-c", NOTED, str(mark), server_app]}
+    write_config(vis_home / "mcp.json", {"demo": entry})
+    (vis_home / "commands").mkdir()
+    (vis_home / "commands" / "shout.md").write_text("Shout $1.\n")
+    goal = vis("run", "/goal finish the report", cwd=workspace, env_home=vis_home)
+    assert goal.returncode == 0, goal.stderr
+    assert "finish the report" in goal.stdout
+    assert "MCP server" not in goal.stderr, goal.stderr
+    assert not mark.exists(), "a command that sent no request started the server"
+    block = 'print(await mcp__demo__echo(text="HEY"))'
+    model = script(tmp_path, [{"code": block}, {"text": "Shouted."}])
+    shout = vis(
+        "run", "--provider", "scripted", "--script", str(model), "--json", "/shout hey",
+        cwd=workspace, env_home=vis_home,
+    )  # fmt: skip
+    assert shout.returncode == 0, shout.stderr
+    assert mark.read_text() == "started\n"
+    events = [json.loads(line) for line in shout.stdout.splitlines() if line.startswith("{")]
+    blocks = [e for e in events if e["type"] == "BlockFinished"]
+    assert blocks and "HEY" in json.dumps(blocks), shout.stdout
+    assert "MCP server" not in shout.stderr, shout.stderr

@@ -38,6 +38,7 @@ class HostMcp:
         self._sections: dict[str, PromptSection] = {}  # by session id
         self._manager: McpManager | None = None
         self._started = False
+        self._held = False  # the servers start with the first turn (:meth:`hold`)
         self._reloading: asyncio.Task[None] | None = None
         self._turn_session: Any = None  # the session whose turn started last
         self._reports: set[asyncio.Task[None]] = set()
@@ -129,8 +130,15 @@ class HostMcp:
             return
         self._reloading = loop.create_task(self._manager.reload(config))
 
+    def hold(self) -> None:
+        """Start no server when a session opens, only when a turn starts: ``vis run
+        "/command"``, whose command (``/goal``, ``/context``, an extension's) may send no
+        request, starts no server it does not use and says none was stopped."""
+        self._held = True
+
     def start(self) -> None:
-        if not self._started:
+        """Connect the servers in the background (once; a session calls it as it opens)."""
+        if not self._started and not self._held:
             self._started = True
             if self._manager is not None:
                 self._manager.start()
@@ -198,6 +206,8 @@ class HostMcp:
 
     async def before_turn(self, session: Any) -> None:
         """The first prompt waits for direct-tool servers; problems are reported once."""
+        self._held = False
+        self.start()
         if self._manager is None:
             return
         from vis_core.mcp.oauth_session import reconnect_signed_in

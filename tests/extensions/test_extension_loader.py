@@ -140,6 +140,37 @@ def test_no_register_call_and_registering_twice(install: Installer) -> None:
     assert "call it once per entry file" in second.error.message
 
 
+SERVERS = """
+import vis_core.extension as vis
+
+listed = vis.mcp_server("listed", {"command": "listed-server"})
+vis.mcp_server("called", {"command": "called-server"})
+vis.register_extension(vis.Extension(name="servers", description="D.", mcp_servers=[listed]))
+"""
+
+
+def test_servers_an_entry_file_adds_with_vis_mcp_server_are_its_extensions() -> None:
+    """A call at load declares the server for the extension the file registers (it was
+    dropped unless put in ``mcp_servers=``), once; the same name twice fails the load."""
+    folder = _user_dir()
+    folder.mkdir(parents=True)
+    (folder / "servers.py").write_text(SERVERS)
+    twice = 'vis.mcp_server("called", {"command": "again"})\n'
+    (folder / "twins.py").write_text(SERVERS.replace('"servers"', '"twins"') + twice)
+    servers, twins = sorted(_load().extensions, key=lambda ext: ext.name)
+    assert servers.declaration is not None, servers.error
+    declared = servers.declaration.mcp_servers
+    assert [(s.name, s.config["command"]) for s in declared] == [
+        ("listed", "listed-server"),
+        ("called", "called-server"),
+    ]
+    assert twins.error is not None
+    assert (
+        twins.error.message
+        == "ValueError: extension 'twins': MCP server 'called' is declared twice"
+    )
+
+
 def test_build_metadata_and_future_annotations_in_entry_files(install: Installer) -> None:
     install(_user_dir(), "metadata_probe")
     ext = _load().extensions[0]

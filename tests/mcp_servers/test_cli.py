@@ -199,3 +199,27 @@ def test_list_marks_servers_extensions_add_and_the_ones_a_file_overrides(
         f"shadowed  overridden  extension (declarer): the user ({mcp_file}) entry of the same "
         "name wins"
     ) in out
+
+
+CALLED = """
+import vis_core.extension as vis
+
+vis.mcp_server("extdemo", {config!r})
+vis.register_extension(vis.Extension(name="mcpext", description="Adds MCP servers."))
+vis.mcp_server("after", {config!r})
+"""
+
+
+def test_list_includes_a_server_an_entry_file_adds_by_calling_vis_mcp_server(
+    vis_home: Path, workspace: Path, capsys: pytest.CaptureFixture[str], http_server: str
+) -> None:
+    """``vis.mcp_server(name, config)`` called in an entry file, as the README shows it (no
+    ``mcp_servers=``), was dropped without a word: the extension loaded, no server was there.
+    The server now belongs to the extension the file registers, before or after the call."""
+    (vis_home / "extensions").mkdir()
+    source = CALLED.replace("{config!r}", repr(http_entry(http_server)))
+    (vis_home / "extensions" / "mcpext.py").write_text(source, encoding="utf-8")
+    assert main(["-C", str(workspace), "mcp", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "extdemo  connected  10 tools  codemode  extension (mcpext)" in out
+    assert "after  connected  10 tools  codemode  extension (mcpext)" in out

@@ -306,6 +306,31 @@ async def test_a_server_registered_at_run_time_works_without_any_config(
     assert blocks[1]["stdout"].strip() == "registered at run time", blocks[1]["error"]
 
 
+AT_LOAD = """
+import vis_core.extension as vis
+
+PROGRAM, *ARGS = {command!r}
+vis.mcp_server("extdemo", {{"command": PROGRAM, "args": ARGS}})
+vis.register_extension(vis.Extension(name="mcpext", description="Adds an MCP server."))
+"""
+
+
+async def test_a_server_an_entry_file_adds_with_vis_mcp_server_connects(
+    vis_home: Path, workspace: Path
+) -> None:
+    """The README's ``vis.mcp_server(name, config)`` in an entry file, its result not put in
+    ``Extension(mcp_servers=...)``: the session had no such server and nothing said why."""
+    from .conftest import SERVER
+
+    (vis_home / "extensions").mkdir()
+    (vis_home / "extensions" / "mcpext.py").write_text(
+        textwrap.dedent(AT_LOAD.format(command=command(SERVER, "stdio")))
+    )
+    script = [{"code": 'print(await mcp__extdemo__echo(text="added at load"))'}, {"text": "ok"}]
+    blocks = _of(await _run_here(workspace, script), "BlockFinished")
+    assert blocks[0]["stdout"].strip() == "added at load", blocks[0]["error"]
+
+
 def test_vis_run_says_why_a_call_failed(vis_home: Path, workspace: Path, http_server: str) -> None:
     """vis run printed '✗ MCP fixture · fail · reason=x' with no reason (the reason was only in
     the outcome, which its line does not show when it has a summary), and nothing at all for

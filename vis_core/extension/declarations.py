@@ -10,7 +10,7 @@ import string
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -312,6 +312,7 @@ class Extension:
         mcp_servers = _items(
             self.mcp_servers, f"{where}: mcp_servers", "McpServer", "vis.mcp_server(name, config)"
         )
+        _once(mcp_servers, "name", lambda name: f"{where}: MCP server {name!r}")
         for attr, items in (
             ("symbols", symbols),
             ("slash_commands", commands),
@@ -371,6 +372,19 @@ class Registration:
     path: Path
     environment: Mapping[str, str] = field(default_factory=dict)
     declaration: Extension | None = None
+    mcp_servers: list[Any] = field(default_factory=list)  # vis.mcp_server calls meanwhile
+
+    def extension(self) -> Extension | None:
+        """The registered extension, with the servers ``vis.mcp_server`` added while the file
+        loaded that it does not list itself (``ValueError``: two share a name)."""
+        declaration = self.declaration
+        if declaration is None:
+            return None
+        listed = declaration.mcp_servers
+        added = [s for s in self.mcp_servers if not any(s is d for d in listed)]
+        if not added:
+            return declaration
+        return replace(declaration, mcp_servers=(*listed, *added))
 
 
 _loading: contextvars.ContextVar[Registration | None] = contextvars.ContextVar(
@@ -413,6 +427,11 @@ def registering(path: Path, environment: Mapping[str, str] | None = None) -> Ite
         yield registration
     finally:
         _loading.reset(token)
+
+
+def loading_registration() -> Registration | None:
+    """The entry file being loaded now (None: Vis loads none in this context)."""
+    return _loading.get()
 
 
 def standalone_registration(module: str) -> Extension | None:

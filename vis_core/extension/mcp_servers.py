@@ -19,8 +19,9 @@ class McpServer:
 
 
 def mcp_server(name: str, config: Mapping[str, Any]) -> McpServer:
-    """Declare a server (put it in ``Extension(mcp_servers=[...])``), or, called while Vis
-    runs your code, add it to the running sessions at once. ``config`` has the shape of an
+    """Add an MCP server: called in an entry file, for the extension it registers (also
+    when the result is not put in ``Extension(mcp_servers=[...])``); called while Vis runs
+    your code, to the running sessions at once. ``config`` has the shape of an
     ``mcpServers`` entry: ``command``/``args``/``env``/``cwd`` or ``url``/``headers``, and
     ``timeout``, ``enabled``, ``exposure``, ``toolExposure``, ``description``."""
     if not isinstance(name, str) or not _NAME.match(name):
@@ -40,9 +41,14 @@ def mcp_server(name: str, config: Mapping[str, Any]) -> McpServer:
 def _register_now(declared: McpServer) -> None:
     from vis_core.extension.acting import current_extension
     from vis_core.extension.context import current_call
+    from vis_core.extension.declarations import loading_registration
     from vis_core.extension.runtime import current_runtime
 
+    registration = loading_registration()
+    if registration is not None:  # in an entry file: the extension it registers declares it
+        registration.mcp_servers.append(declared)
+        return
     call = current_call()
     if call is None:
-        return  # a declaration in an entry file: the host reads Extension.mcp_servers
+        return  # outside Vis (a test imports the entry file): the caller keeps it
     current_runtime().register_mcp_server(current_extension() or call.owner, declared)

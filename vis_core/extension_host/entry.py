@@ -148,10 +148,11 @@ def execute_entry(
             code = compile_entry(_source(candidate), str(candidate.entry_file))
         with registering(candidate.entry_file, environment) as registration:
             exec(code, module.__dict__)
+        declaration = registration.extension()
     except (Exception, SystemExit) as exc:  # sys.exit in an entry file must not end Vis
         forget_module(candidate.module_name)
         raise EntryFailed(error_from_exception(candidate, exc)) from exc
-    if registration.declaration is None:
+    if declaration is None:
         forget_module(candidate.module_name)
         raise EntryFailed(
             LoadError(
@@ -162,4 +163,4 @@ def execute_entry(
                 "call it once at the end of the entry file",
             )
         )
-    return registration.declaration, module
+    return declaration, module

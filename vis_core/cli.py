@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -223,15 +224,17 @@ def _positive(kind: type[int] | type[float]) -> Callable[[str], Any]:
     return parse
 
 
-async def _session_mcp_config(workspace: Path) -> McpConfig:
+@contextlib.asynccontextmanager
+async def _session_mcp_config(workspace: Path) -> AsyncIterator[McpConfig]:
     """The MCP servers a session here would have, as ``/mcp`` lists them: the files' and those
-    the enabled extensions declare (``vis.mcp_server``). Opens the Host, not the servers."""
+    the enabled extensions declare (``vis.mcp_server``). Opens the Host, not the servers; while
+    it is open, what the servers' SDK logs goes to the day's log file, as in a session."""
     from vis_core.host import Host
     from vis_core.host_options import HostOptions
 
     host = await Host.open(HostOptions(workspace=workspace, channel=Channel.CLI))
     try:
-        return host.mcp.config()
+        yield host.mcp.config()
     finally:
         await host.close()
 

@@ -223,3 +223,40 @@ def test_list_includes_a_server_an_entry_file_adds_by_calling_vis_mcp_server(
     out = capsys.readouterr().out
     assert "extdemo  connected  10 tools  codemode  extension (mcpext)" in out
     assert "after  connected  10 tools  codemode  extension (mcpext)" in out
+
+
+NOISY = """
+import runpy, sys
+print("Welcome to noisy server v1.0", flush=True)
+print("\\x1b[2Jready", flush=True)
+runpy.run_path(sys.argv[2], run_name="__main__")
+"""
+
+
+def test_list_says_in_a_line_what_a_server_wrote_that_is_not_mcp(
+    vis_home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    """A stdio server that prints a banner before it serves: `vis mcp list` printed the SDK's
+    'Failed to parse JSONRPC message from server' and a pydantic traceback per line on
+    stderr (no logging was set up, so Python's last resort printed them). They now go to the
+    day's log, as in a session, and one line under the server says what was skipped."""
+    from cli_support import vis
+    from warm_servers import command
+
+    from .conftest import SERVER
+
+    noisy = tmp_path / "noisy.py"
+    noisy.write_text(NOISY, encoding="utf-8")
+    program, *args = command(noisy, "stdio", str(SERVER))
+    write_config(vis_home / "mcp.json", {"noisy": {"command": program, "args": args}})
+    listed = vis("mcp", "list", cwd=workspace, env_home=vis_home)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stderr == ""
+    lines = listed.stdout.splitlines()
+    assert lines[0].startswith("noisy  connected  10 tools"), listed.stdout
+    assert lines[1] == (
+        "  note: 2 lines of its stdout were not MCP and skipped (a stdio server may write only "
+        "MCP messages there); the first: 'Welcome to noisy server v1.0'"
+    )
+    (log,) = (vis_home / "logs").glob("*/vis.log")
+    assert "Failed to parse JSONRPC message from server" in log.read_text()

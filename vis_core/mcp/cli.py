@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,9 +24,12 @@ from vis_core.mcp.config import (
 from vis_core.mcp.edit import EditError, add_server, remove_server
 
 if TYPE_CHECKING:
+    from vis_core.mcp.client import ServerConnection
     from vis_core.mcp.manager import McpManager
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+# the servers a session in a workspace would have, while the listing runs (``vis_core.cli``)
+SessionConfig = Callable[[Path], AbstractAsyncContextManager[McpConfig]]
 LIST_WAIT = 30.0  # seconds `vis mcp list` waits for the slowest server beyond its timeout
 
 
@@ -82,10 +86,11 @@ def _entry(args: argparse.Namespace) -> dict[str, object]:
 def run_mcp(
     args: argparse.Namespace,
     workspace: Path,
-    session_config: Callable[[Path], Awaitable[McpConfig]] | None = None,
+    session_config: SessionConfig | None = None,
 ) -> int:
-    """``session_config`` reads the servers a session here would have (the files' and the
-    enabled extensions' declarations); without it ``list`` reads the files only."""
+    """``session_config`` gives the servers a session here would have (the files' and the
+    enabled extensions' declarations) while the listing runs; without it ``list`` reads the
+    files only."""
     if args.mcp_command == "list":
         return asyncio.run(_list(workspace, session_config))
     if args.mcp_command in ("login", "logout"):
@@ -137,16 +142,19 @@ def workspace_config(workspace: Path) -> tuple[McpConfig, str | None]:
     return load_config(paths.mcp_file, root, trusted=trusted, snapshot=snapshot), note
 
 
-async def _list(
-    workspace: Path, session_config: Callable[[Path], Awaitable[McpConfig]] | None
-) -> int:
+async def _list(workspace: Path, session_config: SessionConfig | None) -> int:
+    config, note = workspace_config(workspace)
+    if session_config is None:
+        return await _list_servers(workspace, config, note)
+    async with session_config(workspace) as config:  # with what extensions declare, as /mcp
+        return await _list_servers(workspace, config, note)
+
+
+async def _list_servers(workspace: Path, config: McpConfig, note: str | None) -> int:
     from vis_core.mcp.client import State
     from vis_core.mcp.manager import McpManager
     from vis_core.paths import VisPaths
 
-    config, note = workspace_config(workspace)
-    if session_config is not None:  # with the servers extensions declare, as /mcp shows them
-        config = await session_config(workspace)
     if note:
         print(f"note: {note}")
     manager = McpManager(config, workspace=workspace, paths=VisPaths.from_env())
@@ -176,6 +184,8 @@ async def _list(
                     print(f"  note: {note}")
             if conn.error:
                 print(f"  error: {conn.error}")
+            if conn.unreadable_lines:
+                print(f"  note: {_unreadable_note(conn)}")
             tail = conn.stderr_tail().strip()
             if tail and state is not State.CONNECTED:
                 print("  stderr:")
@@ -187,6 +197,20 @@ async def _list(
     finally:
         await manager.close()
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def _unreadable_note(conn: ServerConnection) -> str:
+    """One line on what a server wrote to its stdout that was no MCP message."""
+    from vis_core.terminal import terminal_text
+    from vis_core.tools.display import plural
+
+    count = conn.unreadable_lines
+    was = "was" if count == 1 else "were"
+    first = terminal_text(conn.first_unreadable or "")
+    return (
+        f"{plural(count, 'line')} of its stdout {was} not MCP and skipped (a stdio server "
+        f"may write only MCP messages there); the first: {first}"
+    )
 
 
 def unmatched_tool_exposure(server: ServerConfig, tools: list[str]) -> list[str]:

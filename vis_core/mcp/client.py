@@ -125,6 +125,17 @@ def _unreadable_reason(exc: Exception) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
+def _unreadable_text(exc: Exception) -> str:
+    """What the server sent that could not be read: the line when it is no JSON, else the
+    reason (its JSON is no MCP message)."""
+    errors: Callable[[], list[dict[str, Any]]] | None = getattr(exc, "errors", None)  # pydantic
+    try:
+        sent = errors()[0].get("input") if errors is not None else None
+    except (IndexError, TypeError, AttributeError):
+        sent = None
+    return repr(sent[:200]) if isinstance(sent, str) else _unreadable_reason(exc)
+
+
 def _expand_home(text: str) -> str:
     return str(Path.home()) + text[1:] if text.startswith("~/") else text
 
@@ -167,6 +178,9 @@ class ServerConnection:
         # set when the server sends a message the SDK cannot read (the answer is lost)
         self._unreadable = asyncio.Event()
         self._unreadable_why = ""
+        # lines of its stdout that were no MCP message (skipped), and the first of them
+        self.unreadable_lines = 0
+        self.first_unreadable: str | None = None
         self._group: int | None = None  # the stdio server's process group while it runs
 
     # -- state ---------------------------------------------------------------------------
@@ -484,6 +498,9 @@ class ServerConnection:
                 # a line of stdio (or an SSE event) the SDK could not read is dropped, and an
                 # answer among them is lost; streamable HTTP fails such a request itself
                 self._unreadable_why = _unreadable_reason(message)
+                self.unreadable_lines += 1
+                if self.first_unreadable is None:
+                    self.first_unreadable = _unreadable_text(message)
                 self._unreadable.set()
                 self._unreadable = asyncio.Event()  # the next calls wait on a new one
 

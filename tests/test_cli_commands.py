@@ -125,3 +125,29 @@ def test_sessions_says_so_on_stderr_when_it_lists_none(workspace: Path, vis_home
     assert (listed.returncode, listed.stdout, found.returncode, found.stdout) == (0, "", 0, "")
     assert listed.stderr.strip() == f"no sessions in {workspace} yet: `vis` starts one"
     assert found.stderr.strip() == "no session mentions 'deploy'"
+
+
+SHADOW = """
+import vis_core.extension as vis
+
+vis.register_extension(vis.Extension(
+    name="shadow", description="Shadows a built-in command.",
+    slash_commands=[vis.SlashCommand("goal", lambda ctx: "shadow goal")],
+))
+"""
+
+
+def test_an_extension_command_named_like_a_built_in_is_said_not_dropped(
+    workspace: Path, vis_home: Path
+) -> None:
+    """The extension's /goal was dropped without a word (doctor: loaded; the built-in ran).
+    The extension now fails to load, and vis run and vis doctor say why."""
+    (vis_home / "extensions").mkdir()
+    (vis_home / "extensions" / "shadow.py").write_text(SHADOW)
+    goal = _run(workspace, vis_home, None, "/goal hello")
+    doctor = vis("doctor", cwd=workspace, env_home=vis_home)
+    why = "slash command /goal is a built-in command of Vis; give the command another name"
+    assert goal.returncode == 0, goal.stderr
+    assert goal.stdout.strip() == "Goal set\n\nhello"
+    assert why in goal.stderr
+    assert "shadow" in doctor.stdout and why in doctor.stdout

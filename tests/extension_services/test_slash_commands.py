@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from vis_core.events import Notification
+from vis_core.model.command import BUILTIN_COMMANDS
 
 GREETER = """
 import vis_core.extension as vis
@@ -73,6 +74,8 @@ async def test_builtins_are_registered_like_extension_commands(extension, script
     session = await run.session()
     listing = await run.host.commands.run(session, "/help")
     assert "`/greet NAME`: Greet someone. (greeter)" in listing.body
+    # the names the loader keeps from extensions are the real ones
+    assert {i.name for i in infos.values() if i.owner == "vis"} == BUILTIN_COMMANDS
 
 
 READER = """

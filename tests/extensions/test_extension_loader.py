@@ -171,6 +171,37 @@ def test_servers_an_entry_file_adds_with_vis_mcp_server_are_its_extensions() -> 
     )
 
 
+COMMANDS = """
+import vis_core.extension as vis
+
+vis.register_extension(vis.Extension(
+    name=NAME, description="D.",
+    slash_commands=[vis.SlashCommand(COMMAND, lambda ctx: "shadow")],
+))
+"""
+
+
+def test_a_slash_command_named_like_a_built_in_or_another_extensions_fails_the_load() -> None:
+    """An extension's /goal was dropped for the built-in, and a second extension's /greet for
+    the first's, each without a word (doctor: loaded). Now the load fails naming the owner,
+    as a setting id or a tool name does."""
+    folder = _user_dir()
+    folder.mkdir(parents=True)
+    for name, command in (("a-first", "greet"), ("b-second", "greet"), ("c-shadow", "goal")):
+        source = COMMANDS.replace("NAME", repr(name)).replace("COMMAND", repr(command))
+        (folder / f"{name}.py").write_text(source)
+    first, second, shadow = _load().extensions
+    assert first.status is ExtensionStatus.LOADED, first.error
+    assert second.error is not None and shadow.error is not None
+    assert second.error.message == (
+        f"slash command /greet is already declared by extension 'a-first' (user: "
+        f"{folder / 'a-first.py'}); give the command another name"
+    )
+    assert shadow.error.message == (
+        "slash command /goal is a built-in command of Vis; give the command another name"
+    )
+
+
 def test_build_metadata_and_future_annotations_in_entry_files(install: Installer) -> None:
     install(_user_dir(), "metadata_probe")
     ext = _load().extensions[0]

@@ -24,6 +24,7 @@ from vis_core.extension_host.loaded import (
     LoadOptions,
 )
 from vis_core.extension_host.registration import RegistrationWorker, Screened
+from vis_core.model.command import BUILTIN_COMMANDS
 from vis_core.paths import ControlSnapshot, VisPaths
 from vis_core.system.environ import Audience, child_environment
 from vis_core.tools.names import RESERVED_NAMES
@@ -99,11 +100,13 @@ def _run(candidate: Candidate, screened: Screened | None) -> _Draft:
 
 
 def _resolve(drafts: list[_Draft], disabled: Collection[str]) -> None:
-    """Overrides by name, then unique setting ids and aliases; later conflicting ones fail."""
+    """Overrides by name, then unique setting ids, aliases, tool names and slash commands;
+    later conflicting ones fail."""
     effective: dict[str, _Draft] = {}
     setting_owner: dict[str, _Draft | None] = {sid: None for sid in CORE_SETTING_IDS}
     alias_owner: dict[str, _Draft] = {}
     name_owner: dict[str, _Draft] = {}
+    command_owner: dict[str, _Draft] = {}
     for draft in drafts:
         if draft.status is not ExtensionStatus.LOADED:
             continue
@@ -139,6 +142,8 @@ def _resolve(drafts: list[_Draft], disabled: Collection[str]) -> None:
                 problem = f"alias {alias!r} is already used by {holder.describe()}; choose another"
         if problem is None:
             problem = _name_conflict(draft, previous, name_owner)
+        if problem is None:
+            problem = _command_conflict(declaration, previous, command_owner)
         if problem is not None:
             draft.fail(problem)
             continue
@@ -152,12 +157,16 @@ def _resolve(drafts: list[_Draft], disabled: Collection[str]) -> None:
                 alias_owner.pop(previous.declaration.alias, None)
             for root in _roots(previous):
                 name_owner.pop(root, None)
+            for command in previous.declaration.slash_commands:
+                command_owner.pop(command.name, None)
         for setting in declaration.settings:
             setting_owner[setting.id] = draft
         if alias is not None:
             alias_owner[alias] = draft
         for root in _roots(draft):
             name_owner[root] = draft
+        for command in declaration.slash_commands:
+            command_owner[command.name] = draft
         effective[draft.name] = draft
 
 
@@ -182,6 +191,26 @@ def _name_conflict(
             return (
                 f"tool name {tool.name!r} is already exported by {holder.describe()}; "
                 "give the symbol another name (vis.Symbol(fn, name=...))"
+            )
+    return None
+
+
+def _command_conflict(
+    declaration: Extension, previous: _Draft | None, command_owner: dict[str, _Draft]
+) -> str | None:
+    """Why ``declaration``'s slash commands cannot load: a built-in's name or another
+    extension's (one of them would never run)."""
+    for command in declaration.slash_commands:
+        if command.name in BUILTIN_COMMANDS:
+            return (
+                f"slash command /{command.name} is a built-in command of Vis; "
+                "give the command another name"
+            )
+        holder = command_owner.get(command.name)
+        if holder is not None and holder is not previous:
+            return (
+                f"slash command /{command.name} is already declared by {holder.describe()}; "
+                "give the command another name"
             )
     return None
 

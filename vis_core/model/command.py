@@ -5,6 +5,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+#: the commands Vis itself offers (``vis_core.commands``): no extension command may take a name
+BUILTIN_COMMANDS = frozenset(
+    {
+        "compact",
+        "context",
+        "draft",
+        "export",
+        "fork",
+        "goal",
+        "group",
+        "help",
+        "init",
+        "login",
+        "mcp",
+        "model",
+        "new",
+        "plan",
+        "quit",
+        "reload",
+        "sessions",
+        "settings",
+        "undo",
+    }
+)
+
 
 class CommandAction(StrEnum):
     """What a front end should do after a command (the core holds no UI)."""

@@ -176,3 +176,37 @@ async def test_a_server_that_fails_at_the_start_is_said_once_without_a_turn(
         await pilot.pause()
         assert text().count(said) == 1, text()
         assert not [n for n in app._notifications if said in n.message]  # no toast of it
+
+
+DECLARING = """
+import vis_core.extension as vis
+
+vis.mcp_server("shadowed", {"url": URL})
+vis.register_extension(vis.Extension(name="declarer", description="Declares a server."))
+"""
+
+
+async def test_mcp_screen_lists_an_extension_server_a_file_entry_overrides(
+    vis_home: Path, workspace: Path, http_server: str
+) -> None:
+    """`vis mcp list` said 'shadowed  overridden  extension (declarer): …' while the screen
+    listed only the file's entry (spec 001: /mcp lists the overridden registration)."""
+    url = f"{http_server}/mcp"
+    (vis_home / "extensions").mkdir()
+    (vis_home / "extensions" / "declarer.py").write_text(DECLARING.replace("URL", repr(url)))
+    config = vis_home / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"shadowed": {"url": url}}}))
+    app = McpApp(workspace)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await on_top(pilot, McpScreen, 60)
+        screen = app.screen
+        listing = screen.query_one("OptionList")
+        assert listing.option_count == 1  # the file's entry, which wins
+        shown = screen.query_one("#mcp-overridden")
+        assert shown.display
+        assert str(shown.render()) == (
+            f"shadowed  overridden  extension (declarer): the user ({config}) entry of the "
+            "same name wins"
+        )
+        await pilot.press("escape")
+        await asyncio.sleep(0)

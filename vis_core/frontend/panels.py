@@ -138,6 +138,13 @@ class McpPanel:
         """The ``mcp.json`` entries that cannot run, each saying why."""
         return [str(problem) for problem in self._manager.config.problems]
 
+    def overridden(self) -> list[str]:
+        """The servers extensions add that a file entry of the same name overrides, each
+        saying which entry wins (as ``vis mcp list`` says it)."""
+        from vis_core.mcp.cli import overridden_lines
+
+        return overridden_lines(self._manager)
+
     def reconnect(self, name: str) -> Awaitable[str]:
         return self._manager.reconnect(name)
 

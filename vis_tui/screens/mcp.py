@@ -140,6 +140,7 @@ class McpScreen(ModalScreen[None]):
                 yield OptionList(id="mcp-list")
                 with VerticalScroll(id="mcp-details-scroll"):
                     yield Static("", id="mcp-details")
+            yield Static("", id="mcp-overridden")
             yield Static("", id="mcp-problems")
             yield Static("", id="mcp-note")
             yield Input(
@@ -195,6 +196,10 @@ class McpScreen(ModalScreen[None]):
                     disabled=True,
                 )
             )
+        overridden = self.panel.overridden()
+        shown = self.query_one("#mcp-overridden", Static)
+        shown.update(Content.styled("\n".join(overridden), "$text-muted"))
+        shown.display = bool(overridden)
         problems = [f"invalid: {problem}" for problem in self.panel.problems()]
         self.query_one("#mcp-problems", Static).update(
             Content.styled("\n".join(problems), "$text-error")

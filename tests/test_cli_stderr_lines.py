@@ -58,3 +58,24 @@ def test_on_one_terminal_the_answers_line_ends_before_the_warning() -> None:
         os.close(leader)
     lines = shown.decode().replace("\r\n", "\n")
     assert lines == "streaming slowl\nwarn: MCP server 'x' failed\ny streaming\n"
+
+
+def test_an_extension_that_did_not_load_is_said_as_vis_says_things_and_logged(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    """`vis run` said a failed extension only through Python's last-resort log handler:
+    an unprefixed 'extension did not load: …' line on stderr, never in vis.log (what is
+    logged before the log file is attached went to stderr raw). It is one `vis:` notice now,
+    and the warning is in the day's log."""
+    from cli_support import script, vis
+
+    (vis_home / "extensions").mkdir(parents=True, exist_ok=True)
+    (vis_home / "extensions" / "bad.py").write_text('raise RuntimeError("broken on purpose")\n')
+    path = script(tmp_path, [{"text": "hi"}])
+    done = vis("run", "--provider", "scripted", "--script", str(path), "go",
+               cwd=workspace, env_home=vis_home)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if "broken on purpose" in line]
+    assert len(said) == 1 and said[0].startswith("vis: Extension bad failed to load"), said
+    logged = "".join(p.read_text() for p in vis_home.glob("logs/*/vis.log"))
+    assert "extension did not load" in logged and "broken on purpose" in logged

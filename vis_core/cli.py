@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from vis_core import codegen_cache
 from vis_core.model.channel import Channel
+from vis_core.system import held_logs
 
 if TYPE_CHECKING:
     from vis_core.mcp.config import McpConfig
@@ -244,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     # for the whole run: its passes were ~5-10% of `vis run`'s CPU. It is off until the app
     # (vis_tui.collector) or `vis run` (printmode) has started, on at once for the others.
     gc.disable()
+    held_logs.hold()  # what is logged before the log file is attached goes there, not stderr
     try:
         return _main(argv)
     except BrokenPipeError:

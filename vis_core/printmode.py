@@ -501,7 +501,8 @@ async def _run(
         if host.models.problem and not command and refusal is None:
             print(host.models.problem, file=sys.stderr)
             return 2
-        for note in host.startup_notes():
+        failed = host.catalog.load_warning()  # the extensions that did not load
+        for note in [*host.startup_notes(), *([failed] if failed else [])]:
             if note != refusal:  # said once, last, as why the run stops
                 print(f"vis: {terminal_text(note)}", file=sys.stderr)
         if refusal is not None:  # fail closed: nothing runs on a value Vis cannot read

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from vis_core.extension.logs import log_file
 from vis_core.paths import PRIVATE_FILE_MODE, VisPaths, private_dir
-from vis_core.system import redaction
+from vis_core.system import held_logs, redaction
 from vis_core.system.redaction import RedactingFilter, Redactor
 
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -48,6 +48,7 @@ def attach_log_file(paths: VisPaths, redactor: Redactor) -> Path:
     handler.addFilter(redaction.log_filter)
     logging.getLogger().addHandler(handler)
     _handler = handler
+    held_logs.release(handler)
     return path
 
 

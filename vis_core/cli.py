@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from vis_core import codegen_cache
 from vis_core.model.channel import Channel
-from vis_core.system import held_logs
 
 if TYPE_CHECKING:
     from vis_core.mcp.config import McpConfig
@@ -245,7 +244,6 @@ def main(argv: list[str] | None = None) -> int:
     # for the whole run: its passes were ~5-10% of `vis run`'s CPU. It is off until the app
     # (vis_tui.collector) or `vis run` (printmode) has started, on at once for the others.
     gc.disable()
-    held_logs.hold()  # what is logged before the log file is attached goes there, not stderr
     try:
         return _main(argv)
     except BrokenPipeError:
@@ -291,6 +289,9 @@ def _main(argv: list[str] | None) -> int:
     if unknown:  # said with the usage of the command given (argparse: the top one's)
         said = getattr(args, "command_parser", None) or build_parser()
         said.error(f"unrecognized arguments: {' '.join(unknown)}")
+    from vis_core.system import held_logs  # after --version and --help: logging is ~10 ms
+
+    held_logs.hold()  # what is logged before the log file is attached goes there, not stderr
     if args.command not in ("run", None) or args.web:
         gc.enable()
     if server_command is not None:

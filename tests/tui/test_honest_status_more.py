@@ -181,7 +181,9 @@ async def test_failed_extensions_are_listed_in_one_notice_with_the_hint_said_onc
         for name in ("broken0", "broken1", "broken2", "broken3", "sleepy"):
             assert f"\n- {name}: " in notice, notice
         assert "an endless loop at import?\n" in notice and "?." not in notice
-        assert notice.count("vis doctor") == 1 and notice.endswith("Reload in Settings (F2).")
+        assert notice.count("vis doctor") == 1 and notice.endswith(
+            "Reload in Settings (F2) or start Vis again."
+        )
 
 
 async def test_the_status_says_it_loads_extensions_and_is_not_ready_meanwhile(

@@ -52,8 +52,9 @@ class ExtensionCatalog:
         ]
         if not failed:
             return None
-        hint = (
-            "Run `vis doctor` for every extension's status; fix the {} and Reload in Settings (F2)."
+        hint = (  # said by the app and by `vis run`, which has no Settings screen
+            "Run `vis doctor` for every extension's status; fix the {}, then Reload in Settings "
+            "(F2) or start Vis again."
         )
         if len(failed) == 1:
             ((name, cause),) = failed

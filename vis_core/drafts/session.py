@@ -89,7 +89,6 @@ class SessionDrafts:
         self._followers: list[Follower] = []
         self._slot: tuple[str, Path] | None = None
         self._draft = self._resumable(drafts.of_session(session_id))
-        self._visiting = False  # in another session's draft (:meth:`visit`)
         self._shown: DraftReview | None = None
         # the draft's git steps take its index lock: two at once (the status bar's count of
         # its files beside a sync the person asked for) made one fail
@@ -118,6 +117,12 @@ class SessionDrafts:
     def own_draft(self) -> Draft | None:
         """The draft this session made and approves (not one it visits)."""
         return None if self._visiting else self._draft
+
+    @property
+    def _visiting(self) -> bool:
+        """Whether the session works in another session's draft (:meth:`visit`)."""
+        draft = self._draft
+        return draft is not None and draft.session_id not in (None, self.session_id)
 
     def roots(self) -> Roots:
         """The session's working copy now: the draft's while in one, else the live one."""
@@ -185,14 +190,11 @@ class SessionDrafts:
         """Work in ``draft``, another session's (a child's in its parent's, a consulted
         session's fork in that session's): everything that acts on the workspace acts on it,
         and only its own session syncs, approves or discards it."""
-        before = self.roots().workspace
-        self._visiting = True
-        self._enter(draft)
-        for follower in self._followers:
-            await follower(before, Path(draft.root))
+        await self._move_into(draft, self.roots().workspace)
 
     async def create(self, label: str | None = None) -> Draft:
-        if self._visiting and self._draft is not None:
+        if self._visiting:
+            assert self._draft is not None
             raise DraftError(
                 f"this session works in draft {self._draft.label} of session "
                 f"{(self._draft.session_id or '')[:8]}: its changes land there"
@@ -209,9 +211,7 @@ class SessionDrafts:
             git=self.git_on_host(),
         )
         self._slot = None
-        self._enter(draft)
-        for follower in self._followers:
-            await follower(before, Path(draft.root))
+        await self._move_into(draft, before)
         text = f"Entered draft {draft.label} ({draft.backend}) at {draft.root}"
         await self.announce(DraftAction.ENTERED, draft, 0, text)
         return draft
@@ -249,10 +249,9 @@ class SessionDrafts:
         draft = self._draft
         if draft is None:
             return
-        owner = draft.session_id if self._visiting else self.session_id
-        if owner and self.drafts.of_session(owner) == draft and Path(draft.root).is_dir():
+        owner = draft.session_id or self.session_id  # a visited draft's is another session
+        if self.drafts.of_session(owner) == draft and Path(draft.root).is_dir():
             return
-        self._visiting = False
         self._enter(None)
         text = (
             f"Draft {draft.label} is gone (approved or discarded elsewhere); back in the workspace"
@@ -270,6 +269,12 @@ class SessionDrafts:
                 "that session syncs, approves or discards it"
             )
         return self._draft
+
+    async def _move_into(self, draft: Draft, before: Path) -> None:
+        """Enter ``draft`` from the working copy ``before``; what runs now follows."""
+        self._enter(draft)
+        for follower in self._followers:
+            await follower(before, Path(draft.root))
 
     def _enter(self, draft: Draft | None) -> None:
         self._draft = draft

@@ -19,7 +19,7 @@ def repository_files(names: Sequence[str]) -> list[str]:
     return [n for n in names if any(p.casefold() == ".git" for p in PurePosixPath(n).parts)]
 
 
-def control_files(names: Sequence[str]) -> list[str]:
+def among_control_files(names: Sequence[str]) -> list[str]:
     """Those of ``names`` the jail keeps read-only besides ``.git`` (``.vis/``, ``vis.yml``,
     ``.env*``, ``.agents/``, ``.claude/``, at any depth, case-insensitively): what decides
     how Vis, or another agent, runs the project."""
@@ -54,7 +54,7 @@ def refuse_repository(label: str, names: Sequence[str]) -> None:
 
 def control_warning(names: Sequence[str]) -> str:
     """The warning for the control files among ``names`` ('' when there are none)."""
-    found = control_files(names)
+    found = among_control_files(names)
     if not found:
         return ""
     return (

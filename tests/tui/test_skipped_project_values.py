@@ -20,3 +20,21 @@ async def test_the_app_names_the_settings_an_untrusted_project_file_sets(
         assert f"the settings {workspace / 'vis.yml'} sets are ignored" in notes
         assert "max_iterations, memory_limit" in notes
         assert f"vis trust {workspace}" in notes
+
+
+async def test_a_checkouts_file_names_in_a_start_note_are_shown_as_written(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The start notes were drawn as Markdown: an extension file named
+    `[click here](https:__evil.example)**bold**.py` in an untrusted checkout became a link
+    and bold text in Vis's own notice. They are plain text, as `vis run` prints them."""
+    from vis_tui.widgets.transcript import PlainMessage
+
+    name = "[click here](https:__evil.example)**bold**.py"
+    (workspace / ".vis" / "extensions").mkdir(parents=True)
+    (workspace / ".vis" / "extensions" / name).write_text("")
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "done"}]))
+    async with app.run_test(size=(110, 40)) as pilot:
+        await started(app, pilot)
+        (note,) = [n for n in app.main.query(".note") if "Vis skipped" in str(n.render())]
+        assert isinstance(note, PlainMessage) and name in str(note.render())

@@ -269,7 +269,7 @@ class MainScreen(Screen[None]):
         if core.model_problem:
             self.transcript.add_message(core.model_problem, classes="no-model", plain=True)
         for note in core.startup_notes():
-            self.transcript.add_message(note, classes="note")
+            self.transcript.add_message(note, classes="note", plain=True)  # names from the checkout
         warning = core.extension_warning()
         if warning is not None:
             self.transcript.add_message(warning, classes="warning", plain=True)

@@ -212,3 +212,52 @@ async def test_extension_workers_define_vis_classes_from_the_kept_code(
         assert decode_from_worker(await worker.call(tool, (), {})) == "kept"
     finally:
         worker.stop()
+
+
+RACE = textwrap.dedent(
+    """
+    import sys, threading, types
+    from pathlib import Path
+    from vis_core import codegen_cache
+
+    codegen_cache.install(Path(sys.argv[1]))
+    sys.setswitchinterval(1e-6)
+
+    def define(n):
+        module = sys.modules[f"vis_core.racing_{n}"] = types.ModuleType(f"vis_core.racing_{n}")
+        exec(f"import dataclasses\\n@dataclasses.dataclass\\nclass C{n}:\\n    f{n}: int = {n}\\n",
+             module.__dict__)
+
+    for n in range(300):
+        define(n)
+    stop = threading.Event()
+
+    def keep_defining():
+        n = 300
+        while not stop.is_set():
+            define(n)
+            n += 1
+
+    threading.Thread(target=keep_defining, daemon=True).start()
+    try:
+        for _ in range(40):
+            codegen_cache._Cache.added = True
+            codegen_cache.save()
+    finally:
+        stop.set()
+    print("saved")
+    """
+)
+
+
+def test_the_cache_is_saved_while_another_thread_defines_classes(tmp_path: Path) -> None:
+    """At exit a thread may still be importing (a ``vis run`` refused for a bad setting while
+    its metadata thread loads): saving iterated the live table and printed "dictionary changed
+    size during iteration" under the person's error."""
+    cache = tmp_path / "codes.marshal"
+    out = subprocess.run(
+        [sys.executable, "-c", RACE, str(cache)], capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0 and out.stdout.strip() == "saved", out.stderr
+    assert "Traceback" not in out.stderr
+    assert len(marshal.loads(cache.read_bytes())[2]) >= 300

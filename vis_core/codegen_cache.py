@@ -125,13 +125,16 @@ def _read(path: Path) -> dict[str, bytes]:
 
 def save() -> None:
     """Write the cache when this process compiled something new (0600, in a 0700 folder it
-    creates)."""
+    creates); other threads may go on defining classes meanwhile."""
     if not _Cache.added or _Cache.path is None:
         return
-    kept = _codes if len(_codes) <= _MAX_ENTRIES else {k: _codes[k] for k in _used}
+    _Cache.added = False  # before the copy: what a thread compiles meanwhile is saved next time
+    # copies (one step each under the GIL): a thread may still be defining classes at exit
+    codes = dict(_codes)
+    kept = codes if len(codes) <= _MAX_ENTRIES else {k: codes[k] for k in set(_used) & codes.keys()}
     entries = {k: v if type(v) is bytes else marshal.dumps(v) for k, v in kept.items()}
-    if _write(_Cache.path, marshal.dumps((_FORMAT, sys.version, entries))):
-        _Cache.added = False
+    if not _write(_Cache.path, marshal.dumps((_FORMAT, sys.version, entries))):
+        _Cache.added = True
 
 
 def _write(path: Path, data: bytes) -> bool:

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
 
     from vis_tui.block_context import BlockContext
     from vis_tui.history import PageLoader, StoredTurn, TurnPage
-    from vis_tui.widgets.activity import ActivityRow
     from vis_tui.widgets.stored_turn import StoredTurnView
     from vis_tui.widgets.system_message import SystemMessage
     from vis_tui.widgets.turn import TurnView
@@ -678,8 +677,3 @@ class Transcript(SteadyScroll, can_focus=False):
             elif isinstance(child, SystemMessage | PlainMessage):
                 parts.append(child.source)
         return "\n\n".join(p for p in parts if p)
-
-    def activity_text(self, row: ActivityRow) -> str:
-        from vis_tui.widgets.plain import record_text
-
-        return record_text(row.record)

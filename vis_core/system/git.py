@@ -5,13 +5,16 @@ A repository is untrusted input: its ``.git/config`` can name programs git runs 
 ``core.sshCommand``, ``gpg.program``…). Every git command Vis runs on a workspace goes through
 :func:`git_argv`: those keys are switched off on the command line (which wins over every
 config file), the system config is skipped, no pager, no network, no prompt; with the jail on
-the command also runs inside it. A submodule is another repository whose configuration no
+the command also runs inside it, and on the host the model's processes are held still from the
+listing of the drivers to switch off until git has run (a file of the workspace the
+configuration includes cannot change in between). A submodule is another repository whose configuration no
 ``-c`` here can know: git runs ``git status`` inside a submodule to see whether its files
 changed (with that repository's filter drivers), so no command Vis runs looks into them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import subprocess
 from collections.abc import Sequence
@@ -20,6 +23,7 @@ from pathlib import Path
 from vis_core.system.environ import child_environment
 from vis_core.system.pipe_watch import Stuck, refusal, run_watched
 from vis_core.system.programs import host_program
+from vis_core.system.quiet import NotQuiet, model_stopped
 
 TIMEOUT_SECONDS = 60.0
 # Every key that names a program git may start, set to something that starts nothing.
@@ -187,10 +191,17 @@ def run_git(
 ) -> subprocess.CompletedProcess[bytes]:
     """Run git safely (see :func:`git_argv`) with ``feed`` on its input (else none) and
     ``environment`` added to git's own; raises :class:`GitFailed` when it cannot start."""
-    argv = git_argv(args, cwd, jail_workspace=jail_workspace, project_root=project_root)
     env = git_environment(environment)
+    # on the host, the model's processes are held from the listing of the drivers to switch
+    # off until git has run: a config file git includes from the workspace, swapped between
+    # the two, named a driver the listing missed, which git then ran outside the jail
+    held = model_stopped() if jail_workspace is None else contextlib.nullcontext()
     try:
-        done = run_watched(argv, cwd=cwd, timeout=timeout, env=env, feed=feed)
+        with held:
+            argv = git_argv(args, cwd, jail_workspace=jail_workspace, project_root=project_root)
+            done = run_watched(argv, cwd=cwd, timeout=timeout, env=env, feed=feed)
+    except NotQuiet as exc:
+        raise GitFailed(f"git {args[0]} did not run: {exc}") from None
     except FileNotFoundError as exc:
         raise GitFailed("git is not on PATH; install git to use these tools") from exc
     except Stuck as exc:

@@ -382,3 +382,43 @@ for call in (cat(saved + "/../../../config.toml"), grep("row", saved)):
         "True",
         "True",
     ], tried.stdout
+
+
+@jailed
+async def test_vis_own_cache_stays_out_of_reach_with_home_writable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every ``vis`` process runs the code kept in Vis's cache (``~/.cache/vis``): a block in a
+    home folder with ``jail_home_writable = true`` rewrote it, and the next ``vis`` ran the
+    model's code on the host, outside the jail (found by an attacker)."""
+    home = tmp_path / "ada"
+    cache = home / ".cache" / "vis"
+    cache.mkdir(parents=True)
+    kept = cache / "dataclass-code.marshal"
+    kept.write_bytes(b"kept")
+    (home / ".config" / "vis").mkdir(parents=True)
+    (home / ".config" / "vis" / "config.toml").write_text("jail_home_writable = true\n")
+    for name in ("VIS_HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    attempts = """
+import os
+for name, act in (
+    ("replace", lambda: open(".cache/vis/dataclass-code.marshal", "wb").write(b"evil")),
+    ("add", lambda: open(".cache/vis/more", "w").write("evil")),
+    ("move vis", lambda: os.rename(".cache/vis", ".cache/vis-gone")),
+    ("move cache", lambda: os.rename(".cache", ".cache-gone")),
+):
+    try:
+        act()
+        print(name, "done")
+    except OSError as exc:
+        print(name, "refused", type(exc).__name__)
+open(".bashrc", "w").write("# mine\\n")  # home's own dot files: the person allowed them
+"""
+    outcome = await run_blocks(home, tmp_path, attempts)
+    out = outcome.blocks[0].stdout
+    assert outcome.blocks[0].error is None, outcome.blocks[0].error
+    assert "move vis refused" in out and "move cache refused" in out, out
+    assert kept.read_bytes() == b"kept" and not (cache / "more").exists()
+    assert (home / ".bashrc").read_text() == "# mine\n"

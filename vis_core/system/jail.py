@@ -198,11 +198,12 @@ def home_warning(workspace: Path) -> str | None:
 
 
 def vis_folders(environ: dict[str, str] | None = None) -> list[Path]:
-    """Every folder Vis keeps its own files in (VIS_HOME or the platform folders)."""
-    from vis_core.paths import VisPaths
+    """Every folder Vis keeps its own files in (VIS_HOME or the platform folders), its cache
+    too: every ``vis`` process runs the code kept there."""
+    from vis_core.paths import VisPaths, cache_dir
 
     paths = VisPaths.from_env(environ)
-    return sorted({paths.config_dir, paths.data_dir, paths.log_dir})
+    return sorted({paths.config_dir, paths.data_dir, paths.log_dir, cache_dir(environ)})
 
 
 @functools.cache

@@ -7,9 +7,10 @@ A repository is untrusted input: its ``.git/config`` can name programs git runs 
 config file), the system config is skipped, no pager, no network, no prompt; with the jail on
 the command also runs inside it, and on the host the model's processes are held still from the
 listing of the drivers to switch off until git has run (a file of the workspace the
-configuration includes cannot change in between). A submodule is another repository whose configuration no
-``-c`` here can know: git runs ``git status`` inside a submodule to see whether its files
-changed (with that repository's filter drivers), so no command Vis runs looks into them.
+configuration includes cannot change in between). A submodule is another repository whose
+configuration no ``-c`` here can know: git runs ``git status`` inside a submodule to see
+whether its files changed (with that repository's filter drivers), so no command Vis runs
+looks into them.
 """
 
 from __future__ import annotations

@@ -131,3 +131,70 @@ async def test_tab_and_shift_tab_reach_a_resumed_turns_rows_in_one_press(
                 assert isinstance(focused, BlockRow)
             else:
                 assert isinstance(focused, ActivityRow) and focused.record.tool == tool
+
+
+async def test_a_page_up_while_the_transcript_fits_does_not_stop_the_next_turn_following(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # PageUp with nothing to scroll released the anchor, and a transcript that fit its window
+    # could not take it back: the next turn's end stayed below the fold.
+    answer = "Here is the plan.\n\n" + "\n".join(
+        f"- Line {n} of a long answer." for n in range(1, 41)
+    )
+    script = write_script(tmp_path, [{"text": answer}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        transcript = app.main.transcript
+        await pilot.press("pageup")
+        await type_keys(pilot, *"explain the plan", "enter")
+        await until(pilot, lambda: not app.main.turn_running and _rendered(app))
+        await settled(pilot, lambda: (transcript.scroll_y, transcript.max_scroll_y))
+        assert _at_bottom(app)
+
+
+async def test_a_new_session_follows_its_first_turn_after_the_last_one_was_scrolled_up(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # Scrolled up in a long session, then /new: the short new transcript kept the release,
+    # and its first long turn stayed at the top.
+    answer = "Here is the plan.\n\n" + "\n".join(
+        f"- Line {n} of a long answer." for n in range(1, 41)
+    )
+    script = write_script(tmp_path, [{"text": answer}, {"text": answer}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        transcript = app.main.transcript
+        await type_keys(pilot, *"first", "enter")
+        await until(pilot, lambda: not app.main.turn_running and _rendered(app))
+        await settled(pilot, lambda: (transcript.scroll_y, transcript.max_scroll_y))
+        await pilot.press("pageup")
+        await until(pilot, lambda: transcript.scroll_y < transcript.max_scroll_y)
+        await type_keys(pilot, *"/new", "enter")
+        await until(pilot, lambda: not transcript.turns)
+        await type_keys(pilot, *"second", "enter")
+        await until(pilot, lambda: len(transcript.turns) == 1)
+        await until(pilot, lambda: not app.main.turn_running and _rendered(app))
+        await settled(pilot, lambda: (transcript.scroll_y, transcript.max_scroll_y))
+        assert _at_bottom(app)
+
+
+async def test_a_page_up_before_a_running_turn_fills_the_window_leaves_it_followed(
+    workspace: Path, tmp_path: Path
+) -> None:
+    answer = "Here is the plan.\n\n" + "\n".join(
+        f"- Line {n} of a long answer." for n in range(1, 41)
+    )
+    script = write_script(tmp_path, [{"text": answer, "chunk": 8, "delay_ms": 20}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        transcript = app.main.transcript
+        await type_keys(pilot, *"explain the plan", "enter")
+        await until(pilot, lambda: bool(list(app.main.query(AnswerView))))
+        assert transcript.max_scroll_y == 0  # it still fits: nothing to scroll
+        await pilot.press("pageup")
+        await until(pilot, lambda: not app.main.turn_running and _rendered(app))
+        await settled(pilot, lambda: (transcript.scroll_y, transcript.max_scroll_y))
+        assert _at_bottom(app)

@@ -58,6 +58,10 @@ def test_textual_still_anchors_through_the_anchored_attribute() -> None:
     assert "widget._anchored" in inspect.getsource(textual._compositor)
     assert "self._anchored" in inspect.getsource(Widget.watch_scroll_y)
     assert isinstance(vars(Transcript)["_anchored"], property)
+    # and lifts a release through ``_anchor_released``, which our ``anchor()`` clears
+    assert "self._anchor_released = False" in inspect.getsource(Widget.scroll_end)
+    assert "not widget._anchor_released" in inspect.getsource(textual._compositor)
+    assert "self._anchor_released = True" in inspect.getsource(Widget.release_anchor)
 
 
 def test_textual_serve_still_has_what_the_web_server_calls() -> None:

@@ -106,7 +106,8 @@ class Transcript(SteadyScroll, can_focus=False):
         self.anchor()
 
     # Textual's compositor reads ``_anchored`` right after ``arrange``: a transcript shorter
-    # than its window is not held to the bottom, so short content starts at the top.
+    # than its window is not held to the bottom, so short content starts at the top. No
+    # public API says "anchor once it overflows"; ``anchor()`` lifts a release itself.
     # Private to Textual: textual is pinned to the tested minor release in pyproject.toml and
     # tests/tui/test_textual_hooks.py fails when a release stops reading or setting it.
     @property
@@ -116,6 +117,14 @@ class Transcript(SteadyScroll, can_focus=False):
     @_anchored.setter
     def _anchored(self, value: bool) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
         self._pinned = value
+        if value:  # anchor(): Textual's scroll_end lifts a release only while we overflow
+            self._anchor_released = False
+
+    def release_anchor(self) -> None:
+        """Scrolling up releases the pin; a transcript that fits its window has nothing to
+        scroll, so a PageUp there leaves the next output followed."""
+        if self._overflows:
+            super().release_anchor()
 
     def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
         result = super().arrange(size, optimal)

@@ -390,3 +390,50 @@ async def test_the_slash_menu_shows_usages_and_descriptions_in_two_columns(
             for line in lines:  # a usage, or a description in its column
                 if line.strip() and not line.startswith("/"):
                     assert not line[:DESCRIPTION_COLUMN].strip(), shown
+
+
+async def test_a_paste_entry_is_one_unit_deleted_whole_or_kept_and_said(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # Backspace cut "]" off "[pasted 5,000 lines #1]" and the request went out without the
+    # paste: the transcript showed the entry's remains, and the model never got the log.
+    from textual import events
+
+    from vis_core.events import TurnStarted
+
+    log = "\n".join(f"log line {n}" for n in range(1, 5001))
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "Read it."}]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        prompt = app.main.prompt
+        app.post_message(events.Paste(log))
+        await until(pilot, lambda: prompt.text == "[pasted 5,000 lines #1]")
+        await pilot.press("backspace")  # at its end: the whole entry goes
+        assert prompt.text == ""
+        await pilot.press("ctrl+z")  # and comes back, still the paste
+        await until(pilot, lambda: prompt.text == "[pasted 5,000 lines #1]")
+        prompt.move_cursor((0, len("[pasted 5,000")))
+        await pilot.press("delete")  # inside it: the whole entry goes too
+        assert prompt.text == ""
+        await pilot.press("ctrl+z")
+        await until(pilot, lambda: prompt.text == "[pasted 5,000 lines #1]")
+
+        # edited inside (typed into it): Enter keeps it, says why, and sends nothing
+        prompt.move_cursor((0, len("[pasted 5,000 lines #1")))
+        await type_keys(pilot, *" what is wrong here?", "enter")
+        await until(
+            pilot, lambda: any("Paste not sent" in (n.title or "") for n in app._notifications)
+        )
+        assert prompt.text == "[pasted 5,000 lines #1 what is wrong here?]"
+        assert not app.main.transcript.turns
+
+        # put back as it was: sent whole
+        prompt.text = "[pasted 5,000 lines #1] what is wrong here?"
+        prompt.move_cursor((0, len(prompt.text)))
+        await pilot.press("enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Read it.")
+        assert app.core is not None and app.session is not None
+        stored = [r.event for r in app.core.history.events(app.session.id)]
+        assert [e.request for e in stored if isinstance(e, TurnStarted)] == [
+            f"{log} what is wrong here?"
+        ]

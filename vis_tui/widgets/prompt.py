@@ -3,6 +3,7 @@ Ctrl+D on an empty prompt quits; images pasted (a dropped file, Ctrl+V) wait in 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from textual import events, work
@@ -138,6 +139,54 @@ class PromptInput(TextArea):
             text = text.replace(entry, pasted)
         return text
 
+    def broken_pastes(self, text: str) -> list[str]:
+        """The paste entries edited inside in ``text`` (``[pasted 5,000 lines #1`` with a
+        word after it): sent so, the paste would be lost without a word."""
+        return [
+            entry
+            for entry in self.pastes
+            if entry not in text
+            and re.search(rf"pasted\b[^\n]*#{entry.rsplit('#', 1)[1][:-1]}(?!\d)", text)
+        ]
+
+    def _entry_span(self, *, left: bool) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        """Where the paste entry the cursor is in or at (its end when deleting ``left``, its
+        start when deleting right) lies: an entry is deleted whole, never cut into."""
+        if not self.pastes or not self.selection.is_empty:
+            return None
+        row, column = self.cursor_location
+        line = self.document.get_line(row)
+        for entry in self.pastes:
+            start = line.find(entry)
+            while start != -1:
+                end = start + len(entry)
+                if (start < column <= end) if left else (start <= column < end):
+                    return (row, start), (row, end)
+                start = line.find(entry, end)
+        return None
+
+    def _delete_entry(self, *, left: bool) -> bool:
+        span = self._entry_span(left=left)
+        if span is not None:
+            self.delete(*span)  # kept in ``pastes``: Ctrl+Z brings the entry back, working
+        return span is not None
+
+    def action_delete_left(self) -> None:
+        if not self._delete_entry(left=True):
+            super().action_delete_left()
+
+    def action_delete_right(self) -> None:
+        if not self._delete_entry(left=False):
+            super().action_delete_right()
+
+    def action_delete_word_left(self) -> None:
+        if not self._delete_entry(left=True):
+            super().action_delete_word_left()
+
+    def action_delete_word_right(self) -> None:
+        if not self._delete_entry(left=False):
+            super().action_delete_word_right()
+
     # -- history -------------------------------------------------------------------------
     def set_history(self, prompts: list[str]) -> None:
         self.recall = list(prompts)
@@ -220,6 +269,17 @@ class PromptInput(TextArea):
             if menu is not None:
                 menu.hide()
             images: tuple[PersonImage, ...] = ()
+            broken = self.broken_pastes(text)
+            if broken:  # kept, and said: the person puts it back or deletes it whole
+                shown = ", ".join(broken)
+                self.app.notify(
+                    f"{shown} was edited, so the pasted text would not be sent. Put it back "
+                    "as it was (Ctrl+Z) or delete it whole (Backspace at its end).",
+                    title="Paste not sent",
+                    severity="warning",
+                    markup=False,
+                )
+                return self._stop(event)
             if text.strip():
                 self.text = ""
                 self.recall_index = None

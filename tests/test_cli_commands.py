@@ -85,6 +85,7 @@ def test_screen_commands_and_unknown_names_are_refused_and_paths_are_requests(
     assert _requests(path.stdout) == ["/etc/hosts: what is it?"]
     listed = vis("sessions", cwd=workspace, env_home=vis_home)
     assert len(listed.stdout.splitlines()) == 1, listed.stdout  # a refused one opens none
+    assert "/etc/hosts: what is it?" in listed.stdout  # titled by it, not "Untitled"
 
 
 def test_run_plan_plans_then_approval_runs_the_plan(

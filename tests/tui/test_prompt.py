@@ -100,7 +100,25 @@ async def test_saveable_commands_are_recorded_and_control_commands_not(workspace
             ),
         )
         assert _prompts(app) == ["/goal ship the release"]
-        assert app.main.prompt.recall == ["/goal ship the release"]
+        # the unknown one is not lost: back in the prompt and under ↑, not in saved history
+        assert app.main.prompt.recall == ["/goal ship the release", "/nope"]
+        assert app.main.prompt.text == "/nope"
+
+
+async def test_a_request_starting_with_a_path_is_sent_and_titles_the_session(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # It was refused as "Unknown command /tmp/x.py:." and the text was gone.
+    request = "/tmp/x.py: why does this fail"
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "It divides by zero."}]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *request, "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "It divides by zero.")
+        (turn,) = app.main.transcript.turns.values()
+        assert turn.request == request
+        assert app.session is not None and app.session.title.startswith("/tmp/x.py: why")
+        assert "Unknown command" not in " ".join(_notes(app))
 
 
 async def test_messages_typed_during_a_turn_are_queued(workspace: Path, tmp_path: Path) -> None:

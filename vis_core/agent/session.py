@@ -39,6 +39,7 @@ from vis_core.events import (
 from vis_core.extension_host.attachments import load_shown_image
 from vis_core.extension_host.call_state import SessionCallState
 from vis_core.model.block import PYTHON_EXECUTION, FileChange
+from vis_core.model.command import is_command
 from vis_core.model.conversation import (
     ImagePart,
     ResponseDone,
@@ -376,7 +377,7 @@ class AgentSession:
 
         turn_id = uuid.uuid4().hex
         self.turn_count += 1
-        if not self.title and not text.startswith("/") and not command:
+        if not self.title and not is_command(text) and not command:
             self.title = title_from_request(text)
             self._store.set_title(self.id, self.title)
         outcome = self._outcome = TurnOutcome()

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import re
-
 from vis_core.commands import CommandRegistry, parse_command
+from vis_core.model.command import is_command as is_command
 
 # Commands that only open or change a screen of the app, with what to use instead.
 SCREEN_ONLY: dict[str, str] = {
@@ -16,13 +15,6 @@ SCREEN_ONLY: dict[str, str] = {
     "reload": "each `vis run` reads the extensions afresh",
     "mcp": "`vis mcp` lists and manages the servers",
 }
-_COMMAND = re.compile(r"^/[a-z0-9][a-z0-9_-]*(?:\s|$)")
-
-
-def is_command(text: str) -> bool:
-    """Whether ``text`` is a slash command (``/init``), not a request that starts with a
-    path (``/etc/hosts: why is it empty?``)."""
-    return bool(_COMMAND.match(text.strip()))
 
 
 def command_refusal(registry: CommandRegistry, text: str) -> str | None:

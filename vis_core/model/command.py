@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
+
+_COMMAND = re.compile(r"^/[a-z0-9][a-z0-9_-]*(?:\s|$)")
+
+
+def is_command(text: str) -> bool:
+    """Whether ``text`` is a slash command (``/init``), not a request that starts with a
+    path (``/etc/hosts: why is it empty?``)."""
+    return bool(_COMMAND.match(text.strip()))
+
 
 #: the commands Vis itself offers (``vis_core.commands``): no extension command may take a name
 BUILTIN_COMMANDS = frozenset(

@@ -17,7 +17,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, Static, TextArea
 
-from vis_core.frontend import plural
+from vis_core.frontend import is_command, plural
 from vis_core.model.command import CommandAction
 from vis_core.model.images import ImageRefused
 from vis_core.model.notify import NotifyKind
@@ -489,7 +489,7 @@ class MainScreen(Screen[None]):
             if self.queue_paused:
                 self._resume_queue()
             return
-        if text.lstrip().startswith("/"):
+        if is_command(text):  # "/tmp/x.py: why does this fail" is a request
             self.run_command(text.strip())
             return
         if text.startswith("!") and not text[1:].strip():
@@ -626,14 +626,19 @@ class MainScreen(Screen[None]):
     async def run_command(self, text: str) -> None:
         """Run a slash command; saveable ones go into the prompt history."""
         if self.core is None or self.session is None:
-            self.transcript.add_message("Vis is still starting; try the command again in a moment.")
+            where = self.prompt.give_back(text)
+            self.transcript.add_message(
+                f"Vis is still starting; try the command again in a moment ({where})."
+            )
             return
         name = text[1:].split(maxsplit=1)[0] if len(text) > 1 else ""
         info = self.core.find_command(name)
         if info is None:
+            where = self.prompt.give_back(text)
             self.transcript.add_message(
                 f"**Unknown command `/{name}`.** Type `/` to see the commands with their usage, "
-                "or press F1 for the keys.",
+                f"or press F1 for the keys; {where}. To send text that starts with `/`, put a "
+                "word before it.",
                 classes="error",
             )
             return

@@ -197,6 +197,15 @@ class PromptInput(TextArea):
             self.recall.append(text)
         self.recall_index = None
 
+    def give_back(self, text: str) -> str:
+        """Put ``text``, typed but not sent (an unknown command), where the person finds it:
+        in the prompt when it is empty, and under ↑. Says where, for the note."""
+        self.remember(text)
+        if self.text:
+            return "↑ brings back what you typed"
+        self._show(text)
+        return "what you typed is back in the prompt"
+
     def _show(self, text: str) -> None:
         self.text = text
         lines = text.split("\n")

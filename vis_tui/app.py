@@ -135,7 +135,7 @@ class VisApp(App[int]):
                 ),
                 CommandAction.OPEN_SETTINGS: lambda r: self._sync(self.action_settings),
                 CommandAction.OPEN_MCP: lambda r: self._sync(lambda: self.action_mcp(r.data)),
-                CommandAction.OPEN_SESSION: lambda r: self.open_session(str(r.data)),
+                CommandAction.OPEN_SESSION: self._open_forked,
                 CommandAction.OPEN_MODELS: lambda r: self._flow(model_setup.choose_model),
                 CommandAction.OPEN_LOGIN: lambda r: self._flow(model_setup.log_in),
                 CommandAction.OPEN_DRAFT: lambda r: self._show_draft(r),
@@ -438,6 +438,18 @@ class VisApp(App[int]):
         """Show the stored session ``session_id`` (``/fork`` opens the fork this way)."""
         if self.core is not None:
             await self.show_session(await self.core.open_session(session_id))
+
+    async def _open_forked(self, result: CommandResult) -> None:
+        """Show the session a command made (``/fork``), and say so where the person looks:
+        in its transcript and as a toast (the titles differ only by a "(fork)" at the end)."""
+        await self.open_session(str(result.data))
+        if self.session is None or self.session.id != result.data:
+            return
+        from vis_tui.widgets.transcript import escape_markdown
+
+        said = f"**{escape_markdown(result.title)}.** {escape_markdown(result.body or '')}"
+        self.main.transcript.add_message(said.strip())
+        self.notify(result.body or result.title, title=result.title, markup=False)
 
     async def action_new_session(self) -> None:
         if self.core is not None:

@@ -123,6 +123,37 @@ async def test_fork_in_the_app_opens_a_copy_up_to_a_turn(workspace: Path, tmp_pa
         assert [t.request for t in store.turns(original)] == ["first", "second"]
 
 
+async def test_fork_says_it_forked_in_the_transcript_a_toast_and_the_status_title(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # The app switched to the fork without a word, and the status bar cut "(fork)" off.
+    from vis_tui.widgets.system_message import SystemMessage
+
+    request = "The division test fails when b is zero, please fix div and add a test for it"
+    script = write_script(tmp_path, [{"text": "answer one"}, {"text": "answer two"}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        for n, text in enumerate((request, "second"), start=1):
+            await type_keys(pilot, *text, "enter")
+            await until(
+                pilot,
+                lambda n=n: len([t for t in app.main.transcript.turns.values() if t.status]) == n,
+            )
+        original = app.session.id
+        app.main.prompt.insert("/fork 1")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session.id != original)
+        notes = lambda: [m.source for m in app.main.transcript.query(SystemMessage)]  # noqa: E731
+        await until(pilot, lambda: any("Forked into" in n for n in notes()), seen=notes)
+        (note,) = [n for n in notes() if "Forked into" in n]
+        assert "1 turn copied" in note and app.session.id[:8] in note
+        assert any("Forked into" in (n.title or "") for n in app._notifications)
+        await pilot.pause()
+        line = app.main.status_bar.render().plain
+        assert "The division" in line and "… (fork)" in line, line
+
+
 def test_the_row_says_who_folded() -> None:
     from vis_tui.notes import FoldInfo, fold_line
 

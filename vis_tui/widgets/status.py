@@ -28,6 +28,16 @@ def _tokens(count: int) -> str:
 MIN_TITLE_CELLS = 12  # a title cut shorter than this says too little to keep
 
 
+def _cut_title(title: str, cells: int) -> Content:
+    """``title`` in ``cells``, cut with an ellipsis before a last "(fork)" it keeps: a fork
+    shows it is one."""
+    head, paren, tail = title.rpartition(" (")
+    suffix = Content(f"{paren}{tail}")
+    if head and tail.endswith(")") and cells - suffix.cell_length >= MIN_TITLE_CELLS // 2:
+        return Content(head).truncate(cells - suffix.cell_length, ellipsis=True) + suffix
+    return Content(title).truncate(cells, ellipsis=True)
+
+
 class StatusBar(Static):
     """One line at the bottom of the main screen."""
 
@@ -128,7 +138,7 @@ class StatusBar(Static):
         if not compact:
             title = Content(self.title or "new session")
             if title_cells is not None:
-                title = title.truncate(title_cells, ellipsis=True)
+                title = _cut_title(self.title, title_cells)
             parts.extend([title, sep])
         figures: dict[str, Content | tuple[str, str] | str] = {}
         if self.model:  # not known until the core is open

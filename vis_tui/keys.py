@@ -38,7 +38,7 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("F3, Ctrl+X p", "close the side panel of live views, or open it again"),
     KeyHelp("Ctrl+X c", "copy the last answer to the clipboard"),
     KeyHelp("Ctrl+X a", "copy the selected Activity to the clipboard"),
-    KeyHelp("Ctrl+X t", "copy the whole transcript to the clipboard"),
+    KeyHelp("Ctrl+X t", "copy the whole session to the clipboard, as /export md writes it"),
     KeyHelp("Ctrl+X s", "open the sessions picker (also /sessions)"),
     KeyHelp("Ctrl+X n", "start a new session (also /new)"),
     KeyHelp("Tab / Shift+Tab", "move focus between the prompt, Activities that open, and paths"),

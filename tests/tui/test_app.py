@@ -73,7 +73,8 @@ async def test_copy_last_answer_activity_and_transcript(workspace: Path, tmp_pat
         await pilot.press("ctrl+x", "c")
         assert app.clipboard == "The **answer**."
         await pilot.press("ctrl+x", "t")
-        assert "> question" in app.clipboard and "The **answer**." in app.clipboard
+        await until(pilot, lambda: "> question" in app.clipboard)
+        assert "The **answer**." in app.clipboard
         app.main.feed_events(
             turn_events(
                 app.session.id,
@@ -91,6 +92,29 @@ async def test_copy_last_answer_activity_and_transcript(workspace: Path, tmp_pat
         app.main.transcript.turns["t9"].rows["a1"].focus()
         await pilot.press("ctrl+x", "a")
         assert app.clipboard.startswith("Read src/app.py · 42 lines\ndef main():")
+
+
+async def test_copy_transcript_copies_the_whole_session_with_its_code(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # Ctrl+X t copied only the mounted turns (41-60 of a resumed 60-turn session), and of
+    # a live turn only its request, answer and Activity headlines: no code, no output.
+    session_id = store_session(workspace, [f"request {n}" for n in range(1, 61)], title="long")
+    script = write_script(
+        tmp_path, [{"code": "print('printed by the block')"}, {"text": "It printed."}]
+    )
+    app = vis_app(workspace, script, resume=session_id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"run it", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "It printed.")
+        await until(pilot, lambda: not app.main.turn_running)
+        await pilot.press("ctrl+x", "t")
+        await until(pilot, lambda: "> run it" in app.clipboard)
+        copied = app.clipboard
+        assert all(f"> request {n}\n" in copied for n in (1, 2, 40, 60)), copied[:400]
+        assert "answer 1" in copied
+        assert "print('printed by the block')" in copied and "printed by the block\n" in copied
 
 
 async def test_sessions_picker_searches_and_opens(workspace: Path, tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 from collections.abc import Awaitable, Callable, Collection, Coroutine, Sequence
 from pathlib import Path
@@ -473,6 +474,20 @@ class Frontend:
         """Where the bytes of attachment ``name`` (filename or id) of ``session_id`` are."""
         row = self._host.store.get_attachment(session_id, name)
         return None if row is None else Path(row.path)
+
+    async def session_markdown(self, session_id: str) -> str:
+        """The whole stored session as ``/export md`` writes it (the code blocks ran, what
+        they printed, the files they changed; secrets redacted), read in a thread; empty
+        when nothing is stored yet."""
+        from vis_core.session_files import ExportFormat, export_session
+
+        store = self._host.store
+
+        def read() -> str:
+            row = store.get_session(session_id)
+            return "" if row is None else export_session(store, row, ExportFormat.MD)
+
+        return await asyncio.to_thread(read)
 
     def folded_story(self, session_id: str, spans: Sequence[Sequence[int]]) -> str:
         """What a fold took out of the context, read back from the stored history."""

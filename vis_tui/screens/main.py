@@ -867,8 +867,14 @@ class MainScreen(Screen[None]):
             return
         self._copy(row.as_text(), "the Activity")
 
-    def action_copy_transcript(self) -> None:
-        self._copy(self.transcript.as_text(), "the transcript")
+    @work(group="copy-transcript", exclusive=True, exit_on_error=False)
+    async def action_copy_transcript(self) -> None:
+        """The whole session, read from the store (the turns paged away too), with the code
+        its blocks ran and what they printed: the text ``/export md`` writes."""
+        if self.core is None or self.session is None:
+            self._copy(self.transcript.as_text(), "the transcript")
+            return
+        self._copy(await self.core.session_markdown(self.session.id), "the whole session")
 
     def _copy(self, text: str, what: str) -> None:
         if not text:

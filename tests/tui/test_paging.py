@@ -73,6 +73,20 @@ async def test_paging_keeps_at_most_max_turns_mounted_and_brings_them_back(
         assert not transcript.has_newer and transcript.has_older
 
 
+async def test_ctrl_home_reaches_the_first_turn_in_one_press(workspace: Path) -> None:
+    # It mounted one page of 4 turns a press: 15 presses to reach turn 1 of 60.
+    async with _paging(workspace) as (app, pilot, transcript):
+        assert _positions(transcript)[:1] == [51]
+        await pilot.press("ctrl+home")
+        await until(
+            pilot, lambda: _positions(transcript)[:1] == [1], seen=lambda: _positions(transcript)
+        )
+        await until(pilot, lambda: transcript.scroll_y == 0)
+        assert len(_positions(transcript)) <= transcript.max_turns and transcript.has_newer
+        await pilot.press("ctrl+end")
+        await until(pilot, lambda: _positions(transcript) == list(range(51, 71)))
+
+
 def _watch_draws(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, bool]]:
     """Each stored turn drawn from now on, and whether the loop ran a step before it."""
     drawn: list[tuple[int, bool]] = []

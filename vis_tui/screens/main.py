@@ -797,7 +797,11 @@ class MainScreen(Screen[None]):
             transcript.run_worker(transcript.load_newer(), group="page", exclusive=True)
 
     def action_top(self) -> None:
-        self.transcript.scroll_home(animate=False)
+        """The start of the session: every older page, then its first turn."""
+        transcript = self.transcript
+        transcript.scroll_home(animate=False)
+        if transcript.has_older:
+            transcript.run_worker(transcript.load_oldest(), group="page", exclusive=True)
 
     def action_bottom(self) -> None:
         self.transcript.action_pin()

@@ -84,6 +84,7 @@ class Transcript(SteadyScroll, can_focus=False):
         self.has_older = False
         self._oldest_position: int | None = None
         self._loading = False
+        self._to_top = False  # Ctrl+Home pages up to the first turn
         self._store_has_older = False  # the store has turns before the oldest it gave
         # Stored turns of mounted views, and those unmounted above (oldest first) and below
         # (newest first): the turns nearest the mounted ones are last in both.
@@ -509,6 +510,17 @@ class Transcript(SteadyScroll, can_focus=False):
         finally:
             self._loading = False
 
+    async def load_oldest(self) -> None:
+        """Page up to the session's first turn (Ctrl+Home), then show it: a page per step,
+        each one as PageUp mounts it, the newest unmounted past :attr:`max_turns`."""
+        self._to_top = True  # the scroll of each step starts no paging of its own
+        try:
+            while self.has_older and await self.load_older():
+                pass
+        finally:
+            self._to_top = False
+        self.scroll_home(animate=False)
+
     async def load_newer(self) -> int:
         """Mount again the turns unmounted below; the oldest ones go above. Returns how many."""
         if not self._below or self._loading:
@@ -645,7 +657,7 @@ class Transcript(SteadyScroll, can_focus=False):
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
-        if self._loading:
+        if self._loading or self._to_top:
             return
         if new_value < old_value and not self._above:
             self._prefetch()  # on the way up: the next older page is read and drawn ahead

@@ -258,3 +258,35 @@ async def test_a_file_name_with_line_breaks_stays_on_its_line(
         await until(pilot, lambda: "+ nl\\nname.txt  created" in _drawn(app, "write"))
         opened = _drawn(app, "write").splitlines()
         assert not [line for line in opened if line.lstrip().startswith("name.txt")], opened
+
+
+async def test_an_opened_blocks_long_code_line_goes_on_under_a_mark(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # At 80 columns the rest of a long line sat at the code's first column with no mark:
+    # `div(1, 0)\n")` read like a line of its own.
+    from textual.geometry import Offset
+    from textual.selection import Selection
+
+    long_line = "print('the division of one by zero fails with ZeroDivisionError: ' + 'div(1, 0)')"
+    code = f"x = 1\n{long_line}"
+    script = write_script(tmp_path, [{"code": code}, {"text": "Done."}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(80, 30)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"divide", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Done.")
+        (row,) = app.main.query(BlockRow)
+        row.focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: "↪" in _drawn(app, "divide"))
+        drawn = _drawn(app, "divide").splitlines()
+        at = next(n for n, line in enumerate(drawn) if "print('the division" in line)
+        first, *more = [line.strip() for line in drawn[at:] if line.strip()]
+        assert more[0].startswith("↪ "), drawn
+        rest = "".join(line.removeprefix("↪ ") for line in more if line.startswith("↪ "))
+        assert first + rest == long_line
+        # a selection over the code reads it as it is, without the marks
+        view = row.query_one(".block-code")
+        whole = Selection(Offset(0, 0), Offset(len(long_line), 1))
+        assert view.get_selection(whole) == (code, "\n")

@@ -12,6 +12,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.events import Click
 from textual.reactive import reactive
+from textual.selection import Selection
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
@@ -29,6 +30,7 @@ from vis_core.model.lines import on_one_line
 from vis_tui.block_info import BlockInfo
 from vis_tui.widgets.activity import DisclosureHeader, is_frozen
 from vis_tui.widgets.blocks.code import diff_content
+from vis_tui.widgets.hanging import ContinuedLines
 from vis_tui.widgets.paths import PathChip
 
 PREVIEW_LINES = 3  # code lines a folded row shows
@@ -142,6 +144,16 @@ def block_content(
     return Content("\n").join(lines)
 
 
+class CodeView(Static):
+    """A block's code; a line too long for the width goes on under a ``↪`` mark."""
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        visual = self.visual
+        if isinstance(visual, ContinuedLines):  # the code as it is, without the marks
+            return selection.extract(visual.plain), "\n"
+        return super().get_selection(selection)
+
+
 class BlockRow(Vertical, can_focus=True):
     """A block of the model's code: folded to a few lines; Enter opens the whole code,
     what it printed, each changed file's diff and the full error."""
@@ -224,7 +236,8 @@ class BlockRow(Vertical, can_focus=True):
 
     def _body(self) -> list[Widget]:
         info = self.info
-        widgets: list[Widget] = [Static(highlighted(info.code.strip("\n")), classes="block-code")]
+        code = CodeView(ContinuedLines(highlighted(info.code.strip("\n"))), classes="block-code")
+        widgets: list[Widget] = [code]
         if info.stdout.strip():
             widgets.append(Static("Printed", classes="block-title"))
             widgets.append(Static(Content(info.stdout.rstrip("\n")), classes="block-output"))

@@ -144,3 +144,69 @@ def _shifted_offsets(strip: Strip, x: int, y: int = 0) -> Strip:
             segment_style = segment_style + moved
         segments.append(Segment(text, segment_style, control))
     return Strip(segments, strip.cell_length)
+
+
+CONTINUED = "↪ "  # the mark a cut line of code goes on after
+
+
+class ContinuedLines(Visual):
+    """Lines of code: one too long for the width is cut (not wrapped at words) and goes on
+    under a ``↪`` mark, so its rest never reads as a line of its own. Selection reads the
+    code as it is, without the marks."""
+
+    def __init__(self, code: Content) -> None:
+        self.code = code
+        self.lines = code.split("\n", allow_blank=True)
+
+    @property
+    def plain(self) -> str:
+        return self.code.plain
+
+    def __str__(self) -> str:
+        return self.code.plain
+
+    def __repr__(self) -> str:
+        return f"ContinuedLines({self.code.plain!r})"
+
+    def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
+        return self.code.get_optimal_width(rules, container_width)
+
+    def get_minimal_width(self, rules: RulesMap) -> int:
+        return len(CONTINUED) + MIN_TEXT_WIDTH
+
+    @staticmethod
+    def _pieces(line: Content, width: int) -> list[Content]:
+        """``line`` cut to ``width``: its first piece, then pieces that fit beside the mark."""
+        if line.cell_length <= width or width < len(CONTINUED) + MIN_TEXT_WIDTH:
+            return line.fold(max(width, 2)) if line.cell_length > width else [line]
+        first = line.fold(width)[0]
+        return [first, *line[len(first.plain) :].fold(width - len(CONTINUED))]
+
+    def get_height(self, rules: RulesMap, width: int) -> int:
+        return sum(len(self._pieces(line, width)) for line in self.lines)
+
+    def render_strips(
+        self, width: int, height: int | None, style: Style, options: RenderOptions
+    ) -> list[Strip]:
+        if not width:
+            return []
+        mark = Content.styled(CONTINUED, "$text-muted")
+        marked = width >= len(CONTINUED) + MIN_TEXT_WIDTH
+        lead = mark.render_strips(len(CONTINUED), 1, style, options)[0] if marked else None
+        strips: list[Strip] = []
+        for y, line in enumerate(self.lines):
+            x = 0
+            for n, piece in enumerate(self._pieces(line, width)):
+                piece_options = RenderOptions(
+                    options.get_style,
+                    options.rules,
+                    _shifted_selection(options.selection, -x, -y),
+                    options.selection_style,
+                    options.post_style,
+                )
+                room = width - len(CONTINUED) if n and lead else width
+                drawn = piece.render_strips(room, 1, style, piece_options)
+                strip = _shifted_offsets(drawn[0], x, y) if drawn else Strip.blank(0)
+                strips.append(Strip.join([lead, strip]) if n and lead else strip)
+                x += len(piece.plain)
+        return strips if height is None else strips[:height]

@@ -35,12 +35,15 @@ def add_drafts_parser(commands: argparse._SubParsersAction) -> None:
 
 
 def _line(drafts: Drafts, draft: Draft) -> str:
-    try:
-        changed = plural(len(drafts.changed_files(draft)), "file")
-    except DraftError as exc:
-        changed = f"unreadable ({exc})"
-    if not Path(draft.root).is_dir():
+    if not Path(draft.workspace).is_dir():
+        changed = "its workspace is gone (`vis drafts discard` removes the draft)"
+    elif not Path(draft.root).is_dir():
         changed = "its folder is gone"
+    else:
+        try:
+            changed = plural(len(drafts.changed_files(draft)), "file")
+        except DraftError as exc:
+            changed = f"unreadable ({exc})"
     session = (draft.session_id or "-")[:8]
     return (
         f"{draft.label}  {draft.backend}  session {session}  {changed}  {age(draft.created)} "
@@ -85,6 +88,15 @@ def run_drafts(args: argparse.Namespace) -> int:
                 print(_line(drafts, draft))
             return 0
         draft = drafts.find(args.draft)
+        if not Path(draft.workspace).is_dir():  # no session can open there, nor land in it
+            if action != "discard":
+                raise DraftError(
+                    f"the workspace of draft {draft.label}, {draft.workspace}, is gone: there "
+                    f"is nothing to approve it into (`vis drafts discard {draft.label}`)"
+                )
+            drafts.discard(draft)
+            print(f"Discarded draft {draft.label}; its workspace {draft.workspace} was gone.")
+            return 0
         store.close()
         if action == "discard":
             asyncio.run(_in_session(draft, lambda d: d.discard()))

@@ -3,6 +3,7 @@ from a shell; approval by the model needs ``--allow-approve``."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -180,3 +181,35 @@ def _drafts(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.Comple
     code = main(["drafts", *args])
     out, err = capsys.readouterr()
     return subprocess.CompletedProcess(["vis", "drafts", *args], code, out, err)
+
+
+def test_a_draft_whose_workspace_is_gone_is_listed_so_and_discarded(
+    workspace: Path, tmp_path: Path, vis_home: Path
+) -> None:
+    """Before, a draft whose workspace was deleted (every `vis replay` of a session that made
+    a draft left one, made from its deleted copy) was listed 'unreadable (git ls-files
+    failed … not a git repository …)', and `vis drafts discard` failed with a traceback
+    ending 'git is not on PATH; install git' (found by a tester)."""
+    gone = make_repo(tmp_path / "gone")
+    responses = script(tmp_path, [WRITE, {"text": "done"}])
+    ran = vis(
+        "run", "--draft", "--provider", "scripted", "--script", str(responses), "edit b",
+        cwd=gone, env_home=vis_home,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    shutil.rmtree(gone)
+
+    listed = vis("drafts", cwd=workspace, env_home=vis_home)
+    assert "its workspace is gone (`vis drafts discard` removes the draft)" in listed.stdout
+    label = listed.stdout.split()[0]
+    approve = vis("drafts", "approve", label, cwd=workspace, env_home=vis_home)
+    assert approve.returncode == 1
+    assert f"vis drafts: the workspace of draft {label}, {gone}, is gone: there is nothing" in (
+        approve.stderr
+    )
+    removed = vis("drafts", "discard", label, cwd=workspace, env_home=vis_home)
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert removed.stdout == f"Discarded draft {label}; its workspace {gone} was gone.\n"
+    assert removed.stderr == ""  # no traceback of a thread or of git
+    assert vis("drafts", cwd=workspace, env_home=vis_home).stdout == "No drafts.\n"
+    assert not any((vis_home / "drafts").iterdir())

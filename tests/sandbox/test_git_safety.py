@@ -240,3 +240,14 @@ async def test_a_jailed_block_that_makes_a_submodule_runs_nothing_on_the_host(
     assert again.blocks[0].stdout == "next turn\n", again.blocks[0].error
     marker = workspace / "escaped.txt"  # the filter writes beside the submodule
     assert not marker.exists(), marker.read_text()
+
+
+def test_git_in_a_folder_that_is_gone_says_so_not_that_git_is_missing(tmp_path: Path) -> None:
+    """Before, a missing working folder (a draft's deleted workspace) read 'git is not on
+    PATH; install git to use these tools' (found by a tester)."""
+    from vis_core.system.git import GitFailed
+
+    gone = tmp_path / "gone"
+    with pytest.raises(GitFailed) as failed:
+        run_git(["status"], gone)
+    assert str(failed.value) == f"git cannot run in {gone}: that folder is gone"

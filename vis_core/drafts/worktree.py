@@ -346,7 +346,11 @@ def _probe(cwd: Path, tree: str, parent: str) -> str:
 
 
 def remove(top: Path, tree: Path, branch: str | None) -> None:
-    """Remove the worktree (gone already is fine) and its branch."""
+    """Remove the worktree (gone already is fine) and its branch; when the repository
+    ``top`` is gone (a replay's copy), git's records of both went with it: only the tree."""
+    if not top.is_dir():
+        draft_files.remove_tree(tree)
+        return
     if tree.exists():
         with model_stopped():  # git removes the files by path
             git(["worktree", "remove", "--force", "--force", str(tree)], top, check=False)

@@ -204,6 +204,8 @@ def run_git(
     except NotQuiet as exc:
         raise GitFailed(f"git {args[0]} did not run: {exc}") from None
     except FileNotFoundError as exc:
+        if not cwd.is_dir():  # git was found (git_argv): the folder it runs in is missing
+            raise GitFailed(f"git cannot run in {cwd}: that folder is gone") from None
         raise GitFailed("git is not on PATH; install git to use these tools") from exc
     except Stuck as exc:
         raise GitFailed(refusal(f"git {args[0]}", exc)) from None

@@ -273,3 +273,43 @@ def test_a_named_pipe_and_a_socket_are_left_out_of_the_copy_and_said(
         "pipe, sock\n" in replayed.stderr
     )
     assert (workspace / "pipe").is_fifo() and os.path.exists(workspace / "sock")
+
+
+def _git_repo(root: Path) -> Path:
+    """``root`` as a git repository with one commit (a draft there is a worktree)."""
+    import subprocess
+
+    root.mkdir(parents=True, exist_ok=True)
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"]):
+        (root / "base.txt").write_text("base\n", encoding="utf-8")
+        subprocess.run(["git", *args], cwd=root, check=True)
+    subprocess.run(
+        ["git", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "init"],
+        cwd=root,
+        check=True,
+    )
+    return root
+
+
+IN_A_DRAFT = [
+    {
+        "code": 'd = await draft_create("feature")\n'
+        'open("feature.txt", "w").write("wip\\n")\nprint("in draft")'
+    },
+    {"text": "Work is in draft feature; approve it when ready."},
+]
+
+
+def test_a_replay_leaves_no_draft_behind(workspace: Path, vis_home: Path, tmp_path: Path) -> None:
+    """Before, each replay of a session that made a draft left that draft behind, made from
+    the replay's deleted copy, which no command of Vis could remove (found by a tester;
+    tests/drafts/test_cli.py removes such a draft now)."""
+    _git_repo(workspace)
+    session_id = _record(workspace, vis_home, tmp_path, IN_A_DRAFT)
+    discarded = vis("drafts", "discard", "feature", cwd=workspace, env_home=vis_home)
+    assert discarded.returncode == 0, discarded.stderr
+
+    same = vis("replay", session_id, cwd=workspace, env_home=vis_home)
+    assert same.returncode == 0 and "identical." in same.stdout, same.stdout + same.stderr
+    assert vis("drafts", cwd=workspace, env_home=vis_home).stdout == "No drafts.\n"
+    assert not any((vis_home / "drafts").iterdir())

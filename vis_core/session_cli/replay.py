@@ -277,7 +277,7 @@ def _normalized(session: StoredSession, copy: Path | None = None, original: str 
 
 async def _replay(recorded: StoredSession, copy: Path, script: Path) -> StoredSession:
     """Run every recorded request as a turn of a new session in ``copy``; the replayed
-    session read back, then deleted (a replay leaves no session behind)."""
+    session read back, then deleted with its drafts (a replay leaves no session behind)."""
     from vis_core.host import Host
     from vis_core.host_options import HostOptions
 
@@ -300,6 +300,9 @@ async def _replay(recorded: StoredSession, copy: Path, script: Path) -> StoredSe
             assert row is not None
             return read_session(host.store, row)
         finally:
+            left = [d for d in host.drafts.listed() if d.session_id == session.id]
+            for draft in left:  # before the copy they branch from goes
+                await asyncio.to_thread(host.drafts.discard, draft)
             host.store.delete_session(session.id)
             data = host.paths.data_dir
             for kept in (data / "checkpoints" / session.id, data / "outputs" / session.id):

@@ -313,3 +313,52 @@ def test_a_replay_leaves_no_draft_behind(workspace: Path, vis_home: Path, tmp_pa
     assert same.returncode == 0 and "identical." in same.stdout, same.stdout + same.stderr
     assert vis("drafts", cwd=workspace, env_home=vis_home).stdout == "No drafts.\n"
     assert not any((vis_home / "drafts").iterdir())
+
+
+def test_the_replay_runs_jailed_whatever_the_jail_setting(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    """Before, with the jail setting off, a replay ran the model's recorded code unconfined:
+    a block writing the live workspace by its absolute path wrote it again (found by a
+    tester). Now the replay is jailed (the live file is not there to see); `--unjailed`
+    runs it unconfined, saying what that risks; where the jail cannot run, it is refused."""
+    live = workspace / "data.txt"
+    live.write_text("live v1\n", encoding="utf-8")
+    code = f"p = {str(live)!r}\nprint(open(p).read().strip())\nopen(p, 'a').write('again\\n')"
+    run = vis(
+        "run", "--toggles", "jail=false", "--provider", "scripted",
+        "--script", str(script(tmp_path, [{"code": code}, {"text": "appended"}])), "append",
+        cwd=workspace, env_home=vis_home,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    session_id = vis("sessions", cwd=workspace, env_home=vis_home).stdout.split()[0]
+    live.write_text("live v1\n", encoding="utf-8")
+    off = vis("settings", "set", "jail", "false", cwd=workspace, env_home=vis_home)
+    assert off.returncode == 0, off.stdout + off.stderr
+
+    jailed = vis("replay", session_id, "--json", cwd=workspace, env_home=vis_home)
+    assert jailed.returncode == 1, jailed.stdout + jailed.stderr
+    assert live.read_text(encoding="utf-8") == "live v1\n"  # was "live v1\nagain\n"
+    errors = [d["now"] for d in json.loads(jailed.stdout)["differences"] if d["what"] == "error"]
+    assert errors and "FileNotFoundError" in errors[0]
+
+    bin_without_bwrap = tmp_path / "bin"
+    bin_without_bwrap.mkdir()
+    refused = vis(
+        "replay", session_id, cwd=workspace, env_home=vis_home,
+        extra_env={"PATH": str(bin_without_bwrap)},
+    )  # fmt: skip
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert refused.stderr.startswith(
+        "vis replay: the replay runs the model's recorded code in the jail, so that it "
+        "touches only a copy of the workspace, and the jail cannot run here: bubblewrap"
+    )
+    assert "`vis replay --unjailed` runs it anyway" in refused.stderr
+    assert live.read_text(encoding="utf-8") == "live v1\n"
+
+    unjailed = vis("replay", "--unjailed", session_id, cwd=workspace, env_home=vis_home)
+    assert unjailed.returncode == 0 and "identical." in unjailed.stdout, unjailed.stderr
+    assert "vis replay: --unjailed: the session's recorded blocks and shell commands run " in (
+        unjailed.stderr
+    )
+    assert live.read_text(encoding="utf-8") == "live v1\nagain\n"  # what it said it risks

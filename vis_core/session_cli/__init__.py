@@ -32,9 +32,22 @@ def add_replay_parser(commands: argparse._SubParsersAction) -> None:
         "replay",
         help="re-run a stored session's model answers against the current code and a copy of "
         "the workspace; exit 1 where a block's output or an Activity's outcome differs",
+        description="Re-run a stored session's model answers against the current code and a "
+        "copy of its workspace. The recorded code is the model's: it always runs in the jail "
+        "(whatever the jail setting), so the live workspace is never touched; where the jail "
+        "cannot run, the replay is refused unless --unjailed is given. The replayed session "
+        "and its drafts are not kept.",
     )
     replay.add_argument("session_id", metavar="ID", help="the session id (a prefix works)")
     replay.add_argument("--json", action="store_true", help="print the report as JSON")
+    replay.add_argument(
+        "--unjailed",
+        action="store_true",
+        help="run the recorded code without the jail, where it cannot run (without this flag "
+        "the replay is always jailed, whatever the jail setting, and refused where the jail "
+        "cannot run): the model's code then reads and writes whatever your user can, the "
+        "live workspace included",
+    )
 
 
 def run_export(args: argparse.Namespace, workspace: Path) -> int:

@@ -275,21 +275,31 @@ def _normalized(session: StoredSession, copy: Path | None = None, original: str 
             block.activities = _rewritten(block.activities, rewrite)
 
 
-async def _replay(recorded: StoredSession, copy: Path, script: Path) -> StoredSession:
-    """Run every recorded request as a turn of a new session in ``copy``; the replayed
-    session read back, then deleted with its drafts (a replay leaves no session behind)."""
+async def _replay(
+    recorded: StoredSession, copy: Path, script: Path, jailed: bool = True
+) -> StoredSession:
+    """Run every recorded request as a turn of a new session in ``copy``, jailed unless
+    ``jailed`` is False; the replayed session read back, then deleted with its drafts (a
+    replay leaves no session behind)."""
     from vis_core.host import Host
     from vis_core.host_options import HostOptions
 
-    host = await Host.open(
-        HostOptions(workspace=copy, provider="scripted", script=script, channel=Channel.CLI)
+    options = HostOptions(
+        workspace=copy,
+        provider="scripted",
+        script=script,
+        toggles=(f"jail={'true' if jailed else 'false'}",),  # over every scope of the setting
+        channel=Channel.CLI,
     )
+    host = await Host.open(options)
     try:
         refusal = host.settings.refusal()
         if refusal is not None:
             raise ReplayError(refusal)
         session = await host.new_session()
         try:
+            if jailed and host.space.jail_policy(session.id) != (True, None):
+                raise ReplayError("the jail could not be switched on for the replay")
             try:
                 for turn in recorded.turns:
                     command = turn.request.startswith("!")
@@ -416,8 +426,25 @@ def copy_workspace(workspace: Path, copy: Path) -> list[str]:
         raise ReplayError(f"cannot copy the workspace {workspace}: {exc}") from None
 
 
-def replay_with_notes(store: Store, key: str) -> Replayed:
-    """Replay the session ``key`` names."""
+UNJAILED_RISK = (
+    "the session's recorded blocks and shell commands run unconfined: the model's code reads "
+    "and writes whatever your user can, the live workspace included"
+)
+
+
+def replay_with_notes(store: Store, key: str, *, jailed: bool = True) -> Replayed:
+    """Replay the session ``key`` names: in the jail, whatever the ``jail`` setting says,
+    unless ``jailed`` is False (``--unjailed``)."""
+    if jailed:
+        from vis_core.system.jail_check import jail_problem
+
+        problem = jail_problem()
+        if problem is not None:
+            raise ReplayError(
+                "the replay runs the model's recorded code in the jail, so that it touches "
+                f"only a copy of the workspace, and the jail cannot run here: {problem}. "
+                f"`vis replay --unjailed` runs it anyway ({UNJAILED_RISK})"
+            )
     row = find_session(store, key)
     recorded = read_session(store, row)
     if not recorded.turns:
@@ -437,7 +464,7 @@ def replay_with_notes(store: Store, key: str) -> Replayed:
         script.write_text(json.dumps(script_of(recorded)), encoding="utf-8")
         project = _trust_copy(workspace, copy)
         try:
-            replayed = asyncio.run(_replay(recorded, copy, script))
+            replayed = asyncio.run(_replay(recorded, copy, script, jailed))
         finally:
             _forget_copy(copy)
         _normalized(replayed, copy.resolve(), row.workspace)
@@ -451,7 +478,9 @@ def run_replay_command(args: argparse.Namespace) -> int:
 
     store = Store(VisPaths.from_env().ensure().db_file)
     try:
-        done = replay_with_notes(store, args.session_id)
+        if args.unjailed:
+            print(f"vis replay: --unjailed: {UNJAILED_RISK}", file=sys.stderr)
+        done = replay_with_notes(store, args.session_id, jailed=not args.unjailed)
     except (SessionNotFound, ReplayError, StoreError) as exc:
         print(f"vis replay: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -291,6 +291,13 @@ def _git_repo(root: Path) -> Path:
     return root
 
 
+def _reset(root: Path) -> None:
+    """The live repository back at its first commit (an approval committed on it)."""
+    import subprocess
+
+    subprocess.run(["git", "reset", "-q", "--hard", "HEAD~1"], cwd=root, check=True)
+
+
 IN_A_DRAFT = [
     {
         "code": 'd = await draft_create("feature")\n'
@@ -362,3 +369,84 @@ def test_the_replay_runs_jailed_whatever_the_jail_setting(
         unjailed.stderr
     )
     assert live.read_text(encoding="utf-8") == "live v1\nagain\n"  # what it said it risks
+
+
+def _record_with(
+    workspace: Path, vis_home: Path, tmp_path: Path, steps: list[dict[str, str]], *flags: str
+) -> tuple[int, str]:
+    """``vis run FLAGS`` with the model's ``steps``: its exit status and the session's id."""
+    path = str(script(tmp_path, steps))
+    run = vis(
+        "run", *flags, "--provider", "scripted", "--script", path, "go",
+        cwd=workspace, env_home=vis_home,
+    )  # fmt: skip
+    session_id = vis("sessions", cwd=workspace, env_home=vis_home).stdout.split()[0]
+    return run.returncode, session_id
+
+
+def _replays_identical(workspace: Path, vis_home: Path, session_id: str) -> None:
+    same = vis("replay", session_id, cwd=workspace, env_home=vis_home)
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "identical." in same.stdout
+    assert vis("drafts", cwd=workspace, env_home=vis_home).stdout == "No drafts.\n"
+
+
+def test_a_turn_stopped_by_its_iteration_limit_replays_identical(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    """Before: 'status expected: max_iterations … now: failed (… script exhausted …)', the
+    replay running past the limit `vis run --max-turns` gave (found by a tester)."""
+    steps = [{"code": "print(1)"}, {"code": "print(2)"}, {"text": "fin"}]
+    status, session_id = _record_with(workspace, vis_home, tmp_path, steps, "--max-turns", "1")
+    assert status == 3
+    _replays_identical(workspace, vis_home, session_id)
+
+
+def test_a_turn_in_plan_mode_replays_in_plan_mode(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    """Before: recorded 'refused OSError', replayed 'wrote' (plan mode was not restored)."""
+    code = (
+        'try:\n    open("b.txt", "w").write("x")\n    print("wrote")\n'
+        "except OSError as e:\n    print('refused', type(e).__name__)"
+    )
+    status, session_id = _record_with(
+        workspace, vis_home, tmp_path, [{"code": code}, {"text": "planned"}], "--plan"
+    )
+    assert status == 0
+    _replays_identical(workspace, vis_home, session_id)
+
+
+def test_a_run_in_a_draft_that_the_model_approved_replays_identical(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    """Before: 'DraftError: this session is not in a draft' (`vis run --draft` was not
+    restored), and 'vis run does not approve drafts unless --allow-approve is given'."""
+    _git_repo(workspace)
+    approve = (
+        'open("m.txt", "w").write("m\\n")\nr = await draft_approve("add m.txt")\n'
+        'print(r["files"], r["label"])'
+    )
+    steps = [{"code": approve}, {"text": "done"}]
+    flags = ("--draft", "--allow-approve")
+    status, session_id = _record_with(workspace, vis_home, tmp_path, steps, *flags)
+    assert status == 0
+    _reset(workspace)  # the replay starts from the commit the run started from
+    _replays_identical(workspace, vis_home, session_id)
+
+
+def test_a_draft_the_model_made_and_approved_replays_identical(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    """Before: approval refused in the replay, and outputs differing by the draft's random
+    folder ('The sandbox process moved to …/drafts/<id>/tree'), label and commit."""
+    _git_repo(workspace)
+    steps = [
+        {"code": 'd = await draft_create()\nopen("n.txt", "w").write("n\\n")\nprint(d)'},
+        {"code": 'r = await draft_approve("add n.txt")\nprint(r)'},
+        {"text": "done"},
+    ]
+    status, session_id = _record_with(workspace, vis_home, tmp_path, steps, "--allow-approve")
+    assert status == 0
+    _reset(workspace)
+    _replays_identical(workspace, vis_home, session_id)

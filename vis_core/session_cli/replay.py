@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from vis_core.model.block import PYTHON_EXECUTION
 from vis_core.model.channel import Channel
-from vis_core.model.turn import TurnStatus
+from vis_core.model.draft import DraftAction
+from vis_core.model.turn import ContextOrigin, TurnStatus
 from vis_core.store.stored_session import (
     SessionNotFound,
     StoredBlock,
@@ -107,6 +108,64 @@ def _turn_script(turn: StoredTurn) -> list[dict[str, Any]]:
         else:
             responses.append({"error": failure})
     return responses
+
+
+# -- what each turn ran under ----------------------------------------------------------------
+
+_LIMIT = re.compile(r"stopped after (\d+) iterations \((.+)\)")
+
+
+@dataclass
+class TurnSetup:
+    """What a recorded turn ran under beside its request, as its events keep it."""
+
+    plan: bool | None = None  # plan mode: on, told it ended, else neither (off)
+    draft: str | None = None  # the label of a draft entered before it (`vis run --draft`)
+    limit: tuple[int, str] | None = None  # the iteration limit that stopped it, and its source
+    approved: bool = False  # the model's draft_approve() went through in it
+
+
+def turn_setups(store: Store, session_id: str) -> dict[str, TurnSetup]:
+    """Each turn's :class:`TurnSetup`, by turn id, from the session's event log."""
+    from vis_core.agent.plan import LEFT_NOTE, PLANNING_NOTE
+
+    setups: dict[str, TurnSetup] = {}
+    entered: str | None = None  # a draft entered between turns: the next turn runs in it
+    kinds = ("TurnStarted", "UserContext", "DraftChanged", "TurnEnded")
+    for stored in store.events(session_id, types=kinds):
+        data = json.loads(stored.data)
+        kind, turn = data.get("type"), setups.get(data.get("turn_id") or "")
+        if kind == "TurnStarted":
+            setups[data.get("turn_id", "")] = TurnSetup(draft=entered)
+            entered = None
+        elif kind == "DraftChanged" and turn is None:
+            if data.get("action") == DraftAction.ENTERED:
+                entered = str(data.get("label") or "") or None
+        elif turn is None:
+            continue
+        elif kind == "DraftChanged" and data.get("action") == DraftAction.APPROVED:
+            turn.approved = True
+        elif kind == "UserContext" and data.get("origin") == ContextOrigin.PLAN:
+            text = data.get("text")
+            turn.plan = True if text == PLANNING_NOTE else False if text == LEFT_NOTE else None
+        elif kind == "TurnEnded" and data.get("status") == TurnStatus.MAX_ITERATIONS:
+            limit = _LIMIT.fullmatch(str(data.get("error") or ""))
+            turn.limit = (int(limit[1]), limit[2]) if limit else None
+    return setups
+
+
+_DRAFT_ID = re.compile(r"/drafts/([0-9a-f]{16})/")
+
+
+def drafts_entered(store: Store, session_id: str) -> list[tuple[str, str]]:
+    """The label and id of each draft the session entered, in order."""
+    found = []
+    for stored in store.events(session_id, types=("DraftChanged",)):
+        data = json.loads(stored.data)
+        if data.get("action") == DraftAction.ENTERED:
+            made = _DRAFT_ID.search(str(data.get("root") or "") + "/")
+            found.append((str(data.get("label") or ""), made[1] if made else ""))
+    return found
 
 
 # -- comparing -----------------------------------------------------------------------------
@@ -241,8 +300,11 @@ def _compare_activities(
 
 
 # what differs between two runs of one block by design: the folder (the session's id), time
-# and random part of a saved output's name, and a process id
+# and random part of a saved output's name, a draft's folder (its random id), a process id,
+# and a commit's id (its time: an approved draft's commit)
 _SAVED_OUTPUT = re.compile(r"(/outputs/)[0-9a-f]+(/[\w-]+)-\d{8}-\d{6}-[0-9a-f]{8}\.txt")
+_DRAFT_FOLDER = re.compile(r"(/drafts/)[0-9a-f]{16}\b")
+_COMMIT = re.compile(r"\b[0-9a-f]{40}\b")
 _PID = re.compile(r"\bpid \d+")
 
 
@@ -257,14 +319,23 @@ def _rewritten(value: Any, rewrite: Callable[[str], str]) -> Any:
     return value
 
 
-def _normalized(session: StoredSession, copy: Path | None = None, original: str = "") -> None:
+def _normalized(
+    session: StoredSession,
+    copy: Path | None = None,
+    original: str = "",
+    renamed: dict[str, str] | None = None,
+) -> None:
     """``session``'s texts as they compare: what differs by design between two runs made
-    alike; with ``copy``, the copy's path written as the recorded workspace's ``original``."""
+    alike; with ``copy``, the copy's path written as the recorded workspace's ``original``,
+    and each name of ``renamed`` as it was recorded (a draft's random label and id)."""
 
     def rewrite(text: str) -> str:
         if copy is not None:
             text = text.replace(str(copy), original)
-        return _PID.sub("pid …", _SAVED_OUTPUT.sub(r"\1…\2.txt", text))
+        for now, recorded in (renamed or {}).items():
+            text = text.replace(now, recorded)
+        text = _DRAFT_FOLDER.sub(r"\1…", _SAVED_OUTPUT.sub(r"\1…\2.txt", text))
+        return _COMMIT.sub("<commit>", _PID.sub("pid …", text))
 
     for turn in session.turns:
         turn.error = _rewritten(turn.error, rewrite)
@@ -276,11 +347,16 @@ def _normalized(session: StoredSession, copy: Path | None = None, original: str 
 
 
 async def _replay(
-    recorded: StoredSession, copy: Path, script: Path, jailed: bool = True
-) -> StoredSession:
-    """Run every recorded request as a turn of a new session in ``copy``, jailed unless
-    ``jailed`` is False; the replayed session read back, then deleted with its drafts (a
-    replay leaves no session behind)."""
+    recorded: StoredSession,
+    copy: Path,
+    script: Path,
+    setups: dict[str, TurnSetup],
+    jailed: bool = True,
+) -> tuple[StoredSession, list[tuple[str, str]]]:
+    """Run every recorded request as a turn of a new session in ``copy``, each as it ran
+    (``setups``), jailed unless ``jailed`` is False; the replayed session read back with the
+    drafts it entered (:func:`drafts_entered`), then deleted with its drafts (a replay leaves
+    no session behind)."""
     from vis_core.host import Host
     from vis_core.host_options import HostOptions
 
@@ -290,6 +366,7 @@ async def _replay(
         script=script,
         toggles=(f"jail={'true' if jailed else 'false'}",),  # over every scope of the setting
         channel=Channel.CLI,
+        allow_approve=any(setup.approved for setup in setups.values()),
     )
     host = await Host.open(options)
     try:
@@ -301,14 +378,16 @@ async def _replay(
             if jailed and host.space.jail_policy(session.id) != (True, None):
                 raise ReplayError("the jail could not be switched on for the replay")
             try:
+                limits = (session.limits.max_iterations, session.limits.max_iterations_source)
                 for turn in recorded.turns:
+                    await _set_up(session, setups.get(turn.id) or TurnSetup(), limits)
                     command = turn.request.startswith("!")
                     await session.submit(turn.request, command=command)
             finally:  # what it left running stops, as when `vis run` ends: then it is read
                 await session.close()
             row = host.store.get_session(session.id)
             assert row is not None
-            return read_session(host.store, row)
+            return read_session(host.store, row), drafts_entered(host.store, session.id)
         finally:
             left = [d for d in host.drafts.listed() if d.session_id == session.id]
             for draft in left:  # before the copy they branch from goes
@@ -320,6 +399,24 @@ async def _replay(
             (data / "sessions" / f"{session.id}.lock").unlink(missing_ok=True)
     finally:
         await host.close()
+
+
+async def _set_up(session: Any, setup: TurnSetup, limits: tuple[int, str]) -> None:
+    """Put ``session`` as the recorded turn ran: its iteration limit (``limits`` unless one
+    stopped it), plan mode, the draft entered before it."""
+    from vis_core.drafts import DraftError
+
+    session.limits.max_iterations, session.limits.max_iterations_source = setup.limit or limits
+    if setup.plan is not None:
+        session.plan.set(setup.plan)
+    elif session.plan.active:  # left without a note: an approved plan
+        session.plan.set(False, told=True)
+    drafts = session.drafts
+    if setup.draft is not None and drafts is not None and drafts.draft is None:
+        try:
+            await drafts.create(setup.draft)
+        except DraftError as exc:
+            raise ReplayError(f"the recorded turn ran in draft {setup.draft}: {exc}") from None
 
 
 def _rewind(copy: Path, recorded: StoredSession, checkpoints_dir: Path) -> list[str]:
@@ -464,10 +561,17 @@ def replay_with_notes(store: Store, key: str, *, jailed: bool = True) -> Replaye
         script.write_text(json.dumps(script_of(recorded)), encoding="utf-8")
         project = _trust_copy(workspace, copy)
         try:
-            replayed = asyncio.run(_replay(recorded, copy, script, jailed))
+            setups = turn_setups(store, row.id)
+            replayed, entered = asyncio.run(_replay(recorded, copy, script, setups, jailed))
         finally:
             _forget_copy(copy)
-        _normalized(replayed, copy.resolve(), row.workspace)
+        renamed = {  # a draft_create() without a label is named at random
+            now: then
+            for pair in zip(entered, drafts_entered(store, row.id), strict=False)
+            for now, then in zip(*pair, strict=True)
+            if now and then and now != then
+        }
+        _normalized(replayed, copy.resolve(), row.workspace, renamed)
     _normalized(recorded)
     return Replayed(recorded, compare(recorded, replayed), missed, left_out, project)
 

@@ -291,6 +291,7 @@ class DraftChanged(Event):
     root: str = ""
     files: int = 0  # files differing from the target (written, for an approval)
     text: str = ""  # one line for the person
+    commit: str = ""  # an approval's commit on the target branch (a git draft's), else empty
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "action", DraftAction(self.action))

@@ -291,11 +291,11 @@ def _git_repo(root: Path) -> Path:
     return root
 
 
-def _reset(root: Path) -> None:
-    """The live repository back at its first commit (an approval committed on it)."""
+def _head(root: Path) -> str:
     import subprocess
 
-    subprocess.run(["git", "reset", "-q", "--hard", "HEAD~1"], cwd=root, check=True)
+    done = subprocess.run(["git", "log", "--format=%H %s"], cwd=root, capture_output=True)
+    return done.stdout.decode()
 
 
 IN_A_DRAFT = [
@@ -421,7 +421,8 @@ def test_a_run_in_a_draft_that_the_model_approved_replays_identical(
     workspace: Path, vis_home: Path, tmp_path: Path
 ) -> None:
     """Before: 'DraftError: this session is not in a draft' (`vis run --draft` was not
-    restored), and 'vis run does not approve drafts unless --allow-approve is given'."""
+    restored), and 'vis run does not approve drafts unless --allow-approve is given'. The
+    approval's commit is on the live branch: the copy's branch starts from before it."""
     _git_repo(workspace)
     approve = (
         'open("m.txt", "w").write("m\\n")\nr = await draft_approve("add m.txt")\n'
@@ -431,8 +432,10 @@ def test_a_run_in_a_draft_that_the_model_approved_replays_identical(
     flags = ("--draft", "--allow-approve")
     status, session_id = _record_with(workspace, vis_home, tmp_path, steps, *flags)
     assert status == 0
-    _reset(workspace)  # the replay starts from the commit the run started from
-    _replays_identical(workspace, vis_home, session_id)
+    committed = _head(workspace)
+    assert "add m.txt" in committed
+    _replays_identical(workspace, vis_home, session_id)  # from before the approval's commit
+    assert _head(workspace) == committed  # in the copy only
 
 
 def test_a_draft_the_model_made_and_approved_replays_identical(
@@ -448,5 +451,6 @@ def test_a_draft_the_model_made_and_approved_replays_identical(
     ]
     status, session_id = _record_with(workspace, vis_home, tmp_path, steps, "--allow-approve")
     assert status == 0
-    _reset(workspace)
+    committed = _head(workspace)
     _replays_identical(workspace, vis_home, session_id)
+    assert _head(workspace) == committed

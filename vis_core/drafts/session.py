@@ -28,15 +28,22 @@ Follower = Callable[[Path, Path], Awaitable[None]]
 
 class Announce(Protocol):
     """Emits the session's ``DraftChanged`` event; ``turn_id``: the turn it is a mark of,
-    when no tool call of a turn is under way (the checks before a turn)."""
+    when no tool call of a turn is under way (the checks before a turn); ``commit``: an
+    approval's commit."""
 
     async def __call__(
-        self, action: DraftAction, draft: Draft, files: int, text: str, turn_id: str = ""
+        self,
+        action: DraftAction,
+        draft: Draft,
+        files: int,
+        text: str,
+        turn_id: str = "",
+        commit: str = "",
     ) -> None: ...
 
 
 async def _silent(
-    action: DraftAction, draft: Draft, files: int, text: str, turn_id: str = ""
+    action: DraftAction, draft: Draft, files: int, text: str, turn_id: str = "", commit: str = ""
 ) -> None:
     return None
 
@@ -232,7 +239,8 @@ class SessionDrafts:
         )
         self._enter(None)
         text = f"Approved draft {draft.label}: {approved(result)}"
-        await self.announce(DraftAction.APPROVED, draft, len(result["files"]), text)
+        commit = str(result.get("commit") or "")  # kept: `vis replay` starts from before it
+        await self.announce(DraftAction.APPROVED, draft, len(result["files"]), text, commit=commit)
         return result
 
     async def discard(self) -> None:

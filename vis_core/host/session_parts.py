@@ -323,7 +323,12 @@ def announcer(session_id: str, bus: EventBus) -> Any:
     """Emit :class:`DraftChanged`: the transcript's mark and the status bar's draft."""
 
     async def announce(
-        action: DraftAction, draft: Draft, files: int, text: str, turn_id: str = ""
+        action: DraftAction,
+        draft: Draft,
+        files: int,
+        text: str,
+        turn_id: str = "",
+        commit: str = "",
     ) -> None:
         call = current_call()  # a tool call of a turn: the mark goes there
         await bus.emit(
@@ -336,6 +341,7 @@ def announcer(session_id: str, bus: EventBus) -> Any:
                 root=draft.root,
                 files=files,
                 text=text,
+                commit=commit,
             )
         )
 

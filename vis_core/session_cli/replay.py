@@ -8,6 +8,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import re
 import shutil
 import sys
@@ -458,6 +459,56 @@ def _rewind(copy: Path, recorded: StoredSession, checkpoints_dir: Path) -> list[
     return missed
 
 
+def approved_commits(store: Store, session_id: str) -> list[str]:
+    """The commits the session's draft approvals made, in order (an event before Vis kept
+    them, or a copy draft's approval, has none)."""
+    found = []
+    for stored in store.events(session_id, types=("DraftChanged",)):
+        data = json.loads(stored.data)
+        commit = str(data.get("commit") or "")
+        if data.get("action") == DraftAction.APPROVED and re.fullmatch(r"[0-9a-f]{40,64}", commit):
+            found.append(commit)
+    return found
+
+
+def _unapprove(copy: Path, commits: list[str]) -> None:
+    """Put back each branch of the copy's repository that the session's approvals moved
+    (newest first: a branch at an approval's commit goes to its parent); the branch checked
+    out with its files, as ``git reset --keep`` does (where a file changed since, the index
+    only). Through Vis's hardened git (no hook, filter or driver of the copy runs)."""
+    from vis_core.system.git import GitFailed, run_git
+
+    repository = copy / ".git"
+    if (  # only the copy's own: a link, a .git file, a commondir lead to another repository
+        not commits
+        or repository.is_symlink()
+        or not repository.is_dir()
+        or os.path.lexists(repository / "commondir")
+    ):
+        return
+    own = (f"--git-dir={repository}", f"--work-tree={copy}")  # over core.worktree
+
+    def git(*args: str) -> str | None:
+        done = run_git((*own, *args), copy)
+        return done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else None
+
+    try:
+        head = git("symbolic-ref", "-q", "HEAD")
+        git("update-index", "-q", "--refresh")  # the copy's files are new to the index
+        for commit in reversed(commits):
+            refs = git("for-each-ref", "--points-at", commit, "--format=%(refname)", "refs/heads/")
+            parent = git("rev-parse", "--verify", "-q", f"{commit}^")
+            if not refs or parent is None:
+                continue
+            for ref in refs.splitlines():
+                if ref == head and git("reset", "-q", "--keep", parent) is not None:
+                    continue
+                if git("update-ref", ref, parent, commit) is not None and ref == head:
+                    git("read-tree", parent)
+    except GitFailed:
+        return
+
+
 def _trust_copy(original: Path, copy: Path) -> str:
     """Trust the copy's project for this replay as the person trusts ``original``'s, when
     the copy's control files (``.vis/``, ``vis.yml``, ``.env*``) are exactly those trusted:
@@ -557,6 +608,7 @@ def replay_with_notes(store: Store, key: str, *, jailed: bool = True) -> Replaye
         from vis_core.paths import VisPaths
 
         missed = _rewind(copy, recorded, VisPaths.from_env().data_dir / "checkpoints" / row.id)
+        _unapprove(copy, approved_commits(store, row.id))
         script = Path(folder, "script.json")
         script.write_text(json.dumps(script_of(recorded)), encoding="utf-8")
         project = _trust_copy(workspace, copy)

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import os
+import re
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -23,6 +25,7 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 from cli_support import seed_caches
+from markdown_it import MarkdownIt
 
 
 @dataclass
@@ -140,3 +143,11 @@ async def vis_acp(
         use_unstable_protocol=True,
     ) as (conn, process):
         yield conn, process
+
+
+def rendered(markdown: str) -> tuple[set[str], str]:
+    """The HTML tags ``markdown`` renders to (as an editor's CommonMark with tables and
+    strikethrough does) and the text it shows."""
+    out = MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(markdown)
+    tags = set(re.findall(r"<([a-z0-9]+)", out))
+    return tags, html.unescape(re.sub(r"<[^>]+>", "", out))

@@ -16,7 +16,7 @@ from acp.schema import (
     McpServerStdio,
     SseMcpServer,
 )
-from acp_client import EditorClient, vis_acp
+from acp_client import EditorClient, rendered, vis_acp
 from cli_support import script
 from warm_servers import command
 from web_server import web_server
@@ -71,11 +71,13 @@ async def test_editor_servers_join_the_session_and_a_bad_one_fails_alone(
         ended = await conn.prompt(session_id=sid, prompt=[text_block("call them")])
         assert ended.stop_reason == "end_turn"
 
-    notes = said.split("the editor's MCP servers", 1)[1]
-    assert "- local: connected · mcp__local__keys, mcp__local__token" in notes
-    assert "- web: connected" in notes and "- Old_Stream: connected" in notes
-    assert "- broken: failed: cannot start '/nonexistent/server'" in notes
-    assert "- inner: skipped: Vis cannot reach 'acp' MCP servers" in notes
+    tags, notes = rendered(said)  # as the editor shows it: one server a list item
+    notes = notes.split("the editor's MCP servers", 1)[1]
+    assert "\nlocal: connected · mcp__local__keys, mcp__local__token\n" in notes
+    assert "\nweb: connected" in notes and "\nOld_Stream: connected" in notes
+    assert "\nbroken: failed: cannot start '/nonexistent/server'" in notes
+    assert "\ninner: skipped: Vis cannot reach 'acp' MCP servers" in notes
+    assert tags <= {"p", "br", "ul", "li"}
     shown = "".join(
         c.content.text
         for _, u in client.updates

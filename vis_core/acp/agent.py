@@ -53,6 +53,7 @@ from vis_core.acp.choices import (
 from vis_core.acp.content import read_prompt
 from vis_core.acp.files import ClientFiles
 from vis_core.acp.link import SessionLink
+from vis_core.acp.markdown import literal, literal_line
 from vis_core.acp.mcp_servers import client_servers
 from vis_core.events import AssistantMessage, AssistantThinking, TurnStarted
 from vis_core.model.turn import TurnStatus
@@ -175,7 +176,8 @@ class VisAgent:
         return link
 
     def _announce(self, link: SessionLink) -> None:
-        """After the session's answer: its slash commands, and Vis's notes about it."""
+        """After the session's answer: its slash commands, and Vis's notes about it (as
+        text: a note names a checkout's files, which Markdown must not turn into links)."""
         core = link.core
         link.send(update_available_commands(commands(core)))
         _, jail = core.jail_mode(link.session.id)
@@ -185,7 +187,8 @@ class VisAgent:
                 "This project is not trusted: its extensions, MCP servers and environment "
                 f"values wait until you run `vis trust {core.project_root}`."
             )
-        link.send(update_agent_thought_text("\n".join(f"Vis: {n}" for n in notes) + "\n"))
+        said = "\n".join(f"Vis: {n}" for n in notes)
+        link.send(update_agent_thought_text(literal(said) + "\n"))
 
     def _join_servers(self, link: SessionLink, declared: list[Any] | None) -> None:
         """The editor's MCP servers join the session's workspace like its ``mcp.json``
@@ -211,13 +214,15 @@ class VisAgent:
         for conn in await joined:  # each once it has connected or failed
             state = conn.state.value
             if conn.error:
-                lines.append(f"- {conn.name}: {state}: {conn.error}")
+                lines.append(f"{conn.name}: {state}: {conn.error}")
             else:
                 tools = ", ".join(sorted(name for name, _ in conn.tools)) or "no tools"
-                lines.append(f"- {conn.name}: {state} · {tools}")
-        lines += [f"- {p.server}: skipped: {p.message}" for p in problems]
+                lines.append(f"{conn.name}: {state} · {tools}")
+        lines += [f"{p.server}: skipped: {p.message}" for p in problems]
         head = f"Vis: the editor's MCP servers (the model calls them as {PREFIX}<server>__<tool>):"
-        link.send(update_agent_thought_text("\n".join([head, *lines]) + "\n"))
+        # names, tools and errors come from the servers: text, one line each
+        said = [literal(head), *(f"- {literal_line(line)}" for line in lines)]
+        link.send(update_agent_thought_text("\n".join(said) + "\n"))
 
     async def _open(self, cwd: str, session_id: str) -> tuple[Frontend, Session]:
         if session_id in self.links:

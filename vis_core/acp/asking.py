@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from acp import start_tool_call, text_block, tool_content, update_tool_call
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
+from vis_core.acp.markdown import literal, literal_line
 from vis_core.frontend import Field, FieldType, Heading, Paragraph, iter_fields, walk
 
 if TYPE_CHECKING:
@@ -17,13 +18,17 @@ SUBMIT, CANCEL = "submit", "cancel"
 
 
 def form_text(form: Form, owner: str) -> str:
-    """What the form says, as text for the client's permission prompt."""
-    lines = [form.title + (f" (asked by {owner})" if owner and owner != "vis" else "")]
+    """What the form says, for the client's permission prompt: its text as the app shows it
+    (a file name the model chose in the draft approval is text, never Markdown), a heading
+    in bold."""
+    lines = [literal(form.title + (f" (asked by {owner})" if owner and owner != "vis" else ""))]
     if form.description:
-        lines.append(form.description)
+        lines.append(literal(form.description))
     for node in walk(form.nodes):
-        if isinstance(node, Heading | Paragraph):
-            lines.append(node.text)
+        if isinstance(node, Heading):
+            lines.append(f"**{literal_line(node.text)}**")
+        elif isinstance(node, Paragraph):
+            lines.append(literal(node.text))
     return "\n\n".join(lines)
 
 
@@ -88,7 +93,7 @@ class PermissionPresenter:
             request.session_id,
             start_tool_call(
                 call_id,
-                form.title,
+                literal_line(form.title),
                 kind="other",
                 status="pending",
                 content=[tool_content(text_block(text))],
@@ -98,7 +103,7 @@ class PermissionPresenter:
         try:
             response = await self.connection.request_permission(
                 session_id=request.session_id,
-                tool_call=ToolCallUpdate(tool_call_id=call_id, title=form.title),
+                tool_call=ToolCallUpdate(tool_call_id=call_id, title=literal_line(form.title)),
                 options=options,
             )
             outcome = response.outcome

@@ -19,7 +19,7 @@ from acp.schema import (
     TextResourceContents,
 )
 
-from vis_core.acp.updates import fenced
+from vis_core.acp.markdown import fenced
 from vis_core.model.images import IMAGE_TYPES, ImageRefused, PersonImage, checked_image
 
 

@@ -21,6 +21,7 @@ from acp import (
 from acp.schema import Cost, ToolCallLocation, UsageUpdate
 
 from vis_core.acp.diffs import old_and_new
+from vis_core.acp.markdown import fenced, literal, literal_line
 from vis_core.acp.terminals import EditorTerminals
 from vis_core.events import (
     ActivityEnded,
@@ -80,14 +81,6 @@ def tool_kind(record: ActivityRecord) -> str:
     return _TAG_KINDS.get(record.tag, "other")
 
 
-def fenced(text: str, language: str = "") -> str:
-    """``text`` in a Markdown code fence no line of it can close."""
-    fence = "```"
-    while fence in text:
-        fence += "`"
-    return f"{fence}{language}\n{text.rstrip()}\n{fence}"
-
-
 class UpdateMaker:
     """Turns one session's events into ACP updates. ``root``: the workspace (locations are
     absolute); ``todos``: the todo list as ``(text, done)`` pairs, read when it changed."""
@@ -120,13 +113,14 @@ class UpdateMaker:
         if isinstance(event, UsageReported):
             return self._usage(event)
         if isinstance(event, Notification) and not event.transient:
-            return [update_agent_thought_text(f"\n[{event.kind}] {event.text}\n")]
+            return [update_agent_thought_text(f"\n{literal(f'[{event.kind}] {event.text}')}\n")]
         if (
             isinstance(event, TurnEnded)
             and event.error
             and event.status is not TurnStatus.CANCELLED
         ):
-            return [update_agent_message_text(f"\n\nVis: {event.status.value}: {event.error}\n")]
+            said = literal(f"Vis: {event.status.value}: {event.error}")
+            return [update_agent_message_text(f"\n\n{said}\n")]
         return []
 
     def _usage(self, event: UsageReported) -> list[Any]:
@@ -150,7 +144,7 @@ class UpdateMaker:
             self._code[event.iteration_id] = ""
             return start_tool_call(
                 event.iteration_id,
-                event.tool,
+                literal_line(event.tool),
                 kind="other",
                 status="in_progress",
                 raw_input=event.arguments,
@@ -158,7 +152,7 @@ class UpdateMaker:
         self._code[event.iteration_id] = event.code
         return start_tool_call(
             event.iteration_id,
-            f"python: {first_code_line(event.code)}",
+            literal_line(f"python: {first_code_line(event.code)}"),
             kind="execute",
             status="in_progress",
             content=[tool_content(text_block(fenced(event.code, "python")))],
@@ -182,7 +176,10 @@ class UpdateMaker:
                 old, new = old_and_new(change.diff)
                 content.append(tool_diff_content(path, new, old))
             else:
-                content.append(tool_content(text_block(f"{change.kind.value}: {change.path}")))
+                said = f"{change.kind.value}: {change.path}" + (
+                    f" ({change.note})" if change.note else ""
+                )
+                content.append(tool_content(text_block(literal(said))))
         return update_tool_call(
             event.iteration_id,
             status="failed" if event.error else "completed",
@@ -199,6 +196,7 @@ class UpdateMaker:
         title = p.headline if p is not None and p.headline else record.tool
         if p is not None and p.summary:
             title = f"{title}: {p.summary}"
+        title = literal_line(title)
         content, locations = self._content(record)
         shown = self._terminal_items(record)
         if shown:
@@ -281,7 +279,7 @@ class UpdateMaker:
         for text, done in self.todos():
             status = "completed" if done else "in_progress" if current else "pending"
             current = current and done
-            entries.append(plan_entry(text, status=status))  # type: ignore[arg-type]
+            entries.append(plan_entry(literal_line(text), status=status))  # type: ignore[arg-type]
         return update_plan(entries)
 
     def _content(self, record: ActivityRecord) -> tuple[list[Any], list[ToolCallLocation]]:
@@ -308,12 +306,12 @@ class UpdateMaker:
                     paths.append(self._absolute(item.path))
                 content.append(tool_content(text_block(fenced(item.code, item.language))))
             elif isinstance(item, ActivityText):
-                content.append(tool_content(text_block(item.text)))
+                content.append(tool_content(text_block(literal(item.text))))
             elif isinstance(item, ActivityMarkdown):
                 content.append(tool_content(text_block(item.markdown)))
             elif isinstance(item, ActivityTable):
                 rows = [" | ".join(item.headers), *(" | ".join(row) for row in item.rows)]
-                content.append(tool_content(text_block("\n".join(rows))))
+                content.append(tool_content(text_block(literal("\n".join(rows)))))
                 paths.extend(self._absolute(path) for path in item.paths or ())
         failed = record.state is ActivityState.FAILED
         if p is not None and record.owner == "vis" and record.tool in ("cat", "ls") and not failed:
@@ -321,7 +319,7 @@ class UpdateMaker:
             if named is not None:
                 paths.insert(0, named)
         if record.error and failed:
-            content.append(tool_content(text_block(record.error)))
+            content.append(tool_content(text_block(literal(record.error))))
         # an editor that follows the agent opens each location: only the workspace's files
         shown = [path for path in dict.fromkeys(paths) if self._inside(path)]
         return content, [ToolCallLocation(path=path) for path in shown]

@@ -248,6 +248,43 @@ async def test_a_git_made_during_the_session_is_told(workspace: Path, tmp_path: 
     assert len(told) == 1 and str(workspace.resolve()) in told[0] and "fsmonitor" in told[0]
 
 
+async def test_a_git_made_in_a_subfolder_is_told_with_the_top_one(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A block makes a ``.git`` at the top and one in a subfolder: both are told, once; a
+    clone that was there at start is neither told nor walked."""
+    (workspace / "old" / "inner").mkdir(parents=True)
+    (workspace / "old" / ".git").mkdir()
+    outcome = await run_blocks(
+        workspace,
+        tmp_path,
+        'sh = await shell("git init -q . && mkdir -p sub && cd sub && git init -q .")\n'
+        "print((await sh.wait(30)).exit_code)",
+        'sh = await shell("git init -q old/inner")\nprint((await sh.wait(30)).exit_code)',
+    )
+    assert [b.stdout.strip() for b in outcome.blocks] == ["0", "0"], outcome.blocks[0].error
+    notices = [e.text for e in outcome.events if type(e).__name__ == "Notification"]
+    told = [n for n in notices if "a .git appeared in" in n]
+    root = workspace.resolve()
+    assert len(told) == 1, told
+    assert f"appeared in {root}, {root / 'sub'} during" in told[0]
+    assert str(root / "old") not in " ".join(notices)
+
+
+async def test_a_git_made_only_in_a_subfolder_is_told(workspace: Path, tmp_path: Path) -> None:
+    """No ``.git`` at the top: one made two folders down is told all the same."""
+    outcome = await run_blocks(
+        workspace,
+        tmp_path,
+        'sh = await shell("mkdir -p a/b && cd a/b && git init -q .")\n'
+        "print((await sh.wait(30)).exit_code)",
+    )
+    assert outcome.blocks[0].stdout.strip() == "0", outcome.blocks[0].error
+    notices = [e.text for e in outcome.events if type(e).__name__ == "Notification"]
+    told = [n for n in notices if "a .git appeared in" in n]
+    assert len(told) == 1 and str(workspace.resolve() / "a" / "b") in told[0], notices
+
+
 async def test_a_vis_folder_made_in_an_untrusted_project_is_told(
     workspace: Path, tmp_path: Path
 ) -> None:

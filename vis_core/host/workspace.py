@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vis_core.extension_host.environment import project_environment
+from vis_core.host.nested_gits import NestedGits
 from vis_core.paths import (
     ControlSnapshot,
     TrustStore,
@@ -58,6 +59,7 @@ class Workspace:
             if not os.path.lexists(folder / name)
         }
         self._no_git = {path for path in self._absent if path.name == ".git"}
+        self._nested_gits = NestedGits(root)  # those in subfolders: nested clones at start
 
     @property
     def trusted(self) -> bool:
@@ -79,19 +81,25 @@ class Workspace:
     def new_control_notice(self) -> str | None:
         """The warning, said once per path, that a ``.git`` (or, in an untrusted project,
         ``.vis/extensions``, ``.vis/mcp.json`` or ``vis.yml``) appeared since startup in the
-        workspace or project folder: the person's git, or trusting the project, would run what
-        it names. None when nothing appeared."""
+        workspace or project folder, or a ``.git`` in a subfolder of the workspace (looked for
+        in its ``MAX_GIT_FOLDERS`` shallowest folders): the person's git, or trusting the
+        project, would run what it names. None when nothing appeared."""
+        gits = [path for path in sorted(self._absent) if path.name == ".git"]
+        gits = [path for path in gits if os.path.lexists(path)]
+        gits += self._nested_gits.new()
+        if gits:
+            self._absent.difference_update(gits)
+            folders = ", ".join(str(path.parent) for path in gits)
+            return (
+                f"a .git appeared in {folders} during this session (a block or command "
+                "created it). git run there reads its .git/config and hooks, which can run "
+                "programs (core.fsmonitor, hooks); check them before you run git there, or "
+                "remove that .git"
+            )
         for path in sorted(self._absent):
             if not os.path.lexists(path):
                 continue
             self._absent.discard(path)
-            if path.name == ".git":
-                return (
-                    f"a .git appeared in {path.parent} during this session (a block or command "
-                    "created it). git run there reads its .git/config and hooks, which can run "
-                    "programs (core.fsmonitor, hooks); check them before you run git there, or "
-                    "remove that .git"
-                )
             return (
                 f"{path} appeared during this session (made by a block, a command or you). "
                 "It loads code or changes settings once the project is trusted: read it "

@@ -213,15 +213,19 @@ async def test_no_tool_call_location_leads_the_editor_out_of_the_workspace(
 ):
     """An editor that follows the agent opens each tool call's locations. A refused read of
     ``/etc/passwd`` (or of a link in the workspace to a file outside it) was sent as a
-    location, so the model could make the person's editor open any file on screen."""
+    location, so the model could make the person's editor open any file on screen; a link the
+    block makes is among its files, but not a location."""
     secret = tmp_path / "secret.txt"
     secret.write_text("host secret\n")
     (workspace / "link.txt").symlink_to(secret)
     (workspace / "notes.txt").write_text("notes\n")
     reads = ["/etc/passwd", str(secret), "../secret.txt", "link.txt", "notes.txt"]
-    code = "".join(
-        f"try:\n    print(await cat({path!r}))\nexcept Exception as exc:\n    print(exc)\n"
-        for path in reads
+    code = (
+        "".join(
+            f"try:\n    print(await cat({path!r}))\nexcept Exception as exc:\n    print(exc)\n"
+            for path in reads
+        )
+        + f"import os\nos.symlink({str(secret)!r}, 'made.txt')\n"
     )
     client = EditorClient()
     s = script(tmp_path, [{"code": code}, {"text": "Read them."}])
@@ -233,3 +237,5 @@ async def test_no_tool_call_location_leads_the_editor_out_of_the_workspace(
     located = {loc.path for u in calls for loc in (u.locations or [])}
     assert str(workspace / "notes.txt") in located
     assert located <= {str(workspace / "notes.txt")}, located
+    said = [c.content.text for u in calls for c in (u.content or []) if c.type == "content"]
+    assert any(text.startswith("created: made.txt (a link to") for text in said), said

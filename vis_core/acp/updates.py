@@ -171,7 +171,8 @@ class UpdateMaker:
         locations = []
         for change in event.files:
             path = self._absolute(change.path)
-            locations.append(ToolCallLocation(path=path))
+            if self._inside(path):  # a link the block made to a file outside is not opened
+                locations.append(ToolCallLocation(path=path))
             if change.diff:
                 old, new = old_and_new(change.diff)
                 content.append(tool_diff_content(path, new, old))

@@ -6,7 +6,8 @@ moved, a new file and a missing one are the block's changes. The bytes before co
 checkpoint (or from what an earlier block of the turn left, kept here), the bytes after from
 the file itself, read without following links. Diffs are bounded: binary files and large
 ones are named, not diffed; a file whose bytes before the turn were not kept says that
-``/undo`` cannot restore it.
+``/undo`` cannot restore it. Links are listed too (made, retargeted, removed, or a file
+replaced by one), their target shown as text, never followed.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from vis_core.model.block import FileChange, FileChangeKind
 from vis_core.model.undo import NOT_KEPT
+from vis_core.text_limits import printable
 from vis_core.tools.checkpoints import Checkpoints, Listing, file_states, listed
 
 if TYPE_CHECKING:
@@ -36,6 +38,7 @@ class BlockChanges:
         self.checkpoints = checkpoints
         self.turn_id = turn_id
         self._stats: Listing | None = None
+        self._links: dict[str, str] = {}  # the links before the block: path, target
         self._digests: dict[str, str | None] = {}
         self._after: dict[str, bytes | None] = {}  # what an earlier block of the turn left
         self._left: Beneath | None = None  # the copy a block moved from: its files as they were
@@ -49,9 +52,11 @@ class BlockChanges:
         taken = self.checkpoints.last_of(self.turn_id)
         if taken is not None:
             self._stats = listed(taken.files)
+            self._links = dict(taken.links)
             self._digests = {rel: f[3] for rel, f in taken.files.items()}
         else:
             self._stats = self._listing()
+            self._links = dict(self.checkpoints.links)
 
     def rebase(self) -> None:
         """The workspace moved (into or out of a draft) during a block: what the block does
@@ -60,6 +65,7 @@ class BlockChanges:
             return  # not started: the next block starts from the checkpoint
         self.seen = None
         self._stats = self._listing()
+        self._links = dict(self.checkpoints.links)
         self._digests = {}
         self._after = {}
         self._left = self.checkpoints.left  # a new draft holds what it had (unchanged since)
@@ -72,10 +78,20 @@ class BlockChanges:
         if self._stats is None:
             return ()
         before, now = self._stats, self._listing()
+        links_before, links = self._links, dict(self.checkpoints.links)
         self._stats = self.seen = now
-        touched = [] if now == before else sorted(_differ(before, now))
+        self._links = links
+        touched = [] if now == before else _differ(before, now)
+        if links != links_before:
+            touched += [
+                r for r in links.keys() | links_before.keys() if links.get(r) != links_before.get(r)
+            ]
+        touched = sorted(set(touched))
         changes: list[FileChange] = []
         for rel in touched[:MAX_FILES]:
+            if rel in links or rel in links_before:
+                changes.append(self._link_change(rel, before, now, links_before, links))
+                continue
             old = self._old_bytes(rel, before[rel][0]) if rel in before else b""
             new = self._read(rel) if rel in now else b""
             lost = rel in self._digests and self._digests[rel] is None  # listed, not kept
@@ -101,6 +117,34 @@ class BlockChanges:
                 last.path, last.kind, last.diff, last.added, last.removed, more
             )
         return tuple(changes)
+
+    def _link_change(
+        self,
+        rel: str,
+        before: Listing,
+        now: Listing,
+        links_before: dict[str, str],
+        links: dict[str, str],
+    ) -> FileChange:
+        """The change of ``rel``, a link before or after the block (or both)."""
+        was, target = links_before.get(rel), links.get(rel)
+        if rel in now:  # a link replaced by a file
+            new = self._read(rel)
+            self._after[rel] = new
+            change = file_change(rel, FileChangeKind.CHANGED, b"", new)
+            return replace(change, note=_joined(f"was a link to {shown(was or '')}", change.note))
+        self._after.pop(rel, None)
+        if target is None:
+            assert was is not None
+            return FileChange(rel, FileChangeKind.REMOVED, note=f"a link to {shown(was)}")
+        if rel in before:  # a file replaced by a link
+            lost = LOST if self._digests.get(rel, "") is None else ""
+            note = _joined(f"replaced by a link to {shown(target)}", lost)
+            return FileChange(rel, FileChangeKind.CHANGED, note=note)
+        if was is None:
+            return FileChange(rel, FileChangeKind.CREATED, note=f"a link to {shown(target)}")
+        note = f"a link, now to {shown(target)} (was to {shown(was)})"
+        return FileChange(rel, FileChangeKind.CHANGED, note=note)
 
     def _old_bytes(self, rel: str, size: int) -> bytes | None:
         """``rel``'s bytes before the block, which listed it at ``size`` bytes."""
@@ -139,6 +183,17 @@ def _differ(before: Listing, now: Listing) -> list[str]:
     return [rel for rel, seen in now.items() if before.get(rel) != seen] + [
         rel for rel in before if rel not in now
     ]
+
+
+def shown(target: str) -> str:
+    """A link's target as text on one line: quoted, control and format characters (a line
+    break, a bidi control) and bytes that are not UTF-8 escaped."""
+    text = printable(target)
+    return "'" + "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text) + "'"
+
+
+def _joined(*notes: str) -> str:
+    return "; ".join(note for note in notes if note)
 
 
 def _mode_note(before: int, now: int) -> str:

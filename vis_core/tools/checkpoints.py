@@ -39,7 +39,7 @@ from vis_core.system.git import GitFailed, run_git
 from vis_core.system.jail import vis_folders
 from vis_core.tools.beneath import Beneath, Escape
 from vis_core.tools.display import plural
-from vis_core.tools.ignore import listed_states, no_repository_above
+from vis_core.tools.ignore import link_targets, listed_states, no_repository_above
 
 if TYPE_CHECKING:
     from vis_core.tools.block_changes import BlockChanges
@@ -135,6 +135,9 @@ class Checkpoint:
     # the files the turn changed, as it left them ([size, mtime_ns, mode]; None: removed);
     # None: not known (the turn did not end in this Vis, or an older Vis took it)
     left: dict[str, list[Any] | None] | None = None
+    # the workspace's links when it was taken (path: target), known only to the Vis that
+    # took it: a block's changes list them, /undo does not restore them
+    links: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def _changes(before: Files, after: Files) -> Changes:
@@ -212,6 +215,7 @@ class Checkpoints:
         own = (f for f in vis_folders() if Path(os.path.realpath(f)) not in held)
         self.files = Beneath(self.workspace, tuple(own))
         self._too_big = False  # the workspace held more than max_listed files: not listed again
+        self.links: dict[str, str] = {}  # the links the last scan found (path: target)
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -293,9 +297,10 @@ class Checkpoints:
 
     def scan(self) -> dict[str, os.stat_result]:
         """Every file a checkpoint records, by workspace-relative path, with its state now;
-        :class:`FolderTooBig` past ``max_listed`` files (then at once, for this workspace)."""
+        :class:`FolderTooBig` past ``max_listed`` files (then at once, for this workspace).
+        The links the same listing saw are kept in :attr:`links`, with their targets."""
         root = str(self.workspace)
-        listed = {} if self._too_big else listed_states(root, hidden=True)
+        listed = {} if self._too_big else listed_states(root, hidden=True, links=True)
         if self._too_big or len(listed) > self.max_listed:
             self._too_big = True
             raise FolderTooBig(
@@ -304,7 +309,10 @@ class Checkpoints:
             )
         cut = len(root.rstrip("/")) + 1  # a listed path is the root, "/" and the relative path
         # Vis's own folders are left out: its store is not the model's work
-        return {path[cut:]: st for path, st in listed.items() if not self.files.hides(path)}
+        shown = {path: st for path, st in listed.items() if not self.files.hides(path)}
+        links = [path for path, st in shown.items() if stat.S_ISLNK(st.st_mode)]
+        self.links = {path[cut:]: target for path, target in link_targets(root, links).items()}
+        return {path[cut:]: st for path, st in shown.items() if stat.S_ISREG(st.st_mode)}
 
     def kept_bytes(self, digest: str) -> bytes | None:
         """The bytes a checkpoint kept under ``digest`` (None: git no longer has them)."""
@@ -345,7 +353,8 @@ class Checkpoints:
             st = scanned[rel]
             files[rel] = [st.st_size, st.st_mtime_ns, st.st_mode & 0o7777, digest]
         changes = _changes(before, files) if last is not None else {}
-        taken = Checkpoint(index, turn_id, position, time.time(), files, changes)
+        links = self.links  # as the scan above saw them
+        taken = Checkpoint(index, turn_id, position, time.time(), files, changes, links=links)
         meta = {"turn_id": turn_id, "position": position, "taken_at": taken.taken_at}
         self._write(f"{index}.json", {**meta, "changes": changes})
         if last is None:

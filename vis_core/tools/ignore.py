@@ -138,12 +138,12 @@ _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC  # to list
 _PASS = (getattr(os, "O_PATH", 0) or os.O_RDONLY) | _FOLDER  # only walked through
 
 
-def _walk(root: str, hidden: bool) -> Iterator[tuple[str, os.DirEntry[str]]]:
-    """Each regular file under ``root`` as its path and its entry, pruning hidden and
-    .gitignore'd entries. Folders are opened one inside the other by descriptor, never
-    through a link: a folder the model swaps for a link meanwhile is not entered, so the
-    walk cannot list a folder outside ``root``. An entry's ``stat()`` reads through its
-    folder's descriptor, which stays open only until the walk goes on."""
+def _walk(root: str, hidden: bool, links: bool = False) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """Each regular file under ``root`` (and each link, when ``links``) as its path and its
+    entry, pruning hidden and .gitignore'd entries. Folders are opened one inside the other
+    by descriptor, never through a link: a folder the model swaps for a link meanwhile is not
+    entered, so the walk cannot list a folder outside ``root``. An entry's ``stat()`` reads
+    through its folder's descriptor, which stays open only until the walk goes on."""
     stack: IgnoreStack = []
 
     def visit(fd: int, folder: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
@@ -158,13 +158,18 @@ def _walk(root: str, hidden: bool) -> Iterator[tuple[str, os.DirEntry[str]]]:
         prefix = os.path.join(folder, "")
         for entry in items:
             name = entry.name
-            if name == ".git" or (not hidden and name.startswith(".")) or entry.is_symlink():
+            if name == ".git" or (not hidden and name.startswith(".")):
+                continue
+            link = entry.is_symlink()
+            if link and not links:
                 continue
             path = prefix + name
             is_dir = entry.is_dir(follow_symlinks=False)
             if stack and is_ignored(stack, path, is_dir):
                 continue
-            if is_dir:
+            if link:
+                yield path, entry
+            elif is_dir:
                 try:
                     inner = os.open(name, _FOLDER, dir_fd=fd)
                 except OSError:
@@ -199,6 +204,26 @@ def lstats(root: str, paths: Iterable[str]) -> dict[str, os.stat_result]:
     a folder gone) on the way is left out, so a folder swapped for a link cannot show what
     lies outside. Paths of one folder next to each other open it once."""
     found: dict[str, os.stat_result] = {}
+    for path, fd, name in _in_folders(root, paths):
+        with contextlib.suppress(OSError):
+            found[path] = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    return found
+
+
+def link_targets(root: str, paths: Iterable[str]) -> dict[str, str]:
+    """What each link of ``paths`` (absolute, under folder ``root``) names, read as text
+    through its folder opened beneath ``root`` (never followed); one gone is left out."""
+    found: dict[str, str] = {}
+    for path, fd, name in _in_folders(root, paths):
+        with contextlib.suppress(OSError):
+            found[path] = os.readlink(name, dir_fd=fd)
+    return found
+
+
+def _in_folders(root: str, paths: Iterable[str]) -> Iterator[tuple[str, int, str]]:
+    """Each of ``paths`` with a descriptor of its folder, opened beneath ``root``
+    (:class:`Beneath`: a link or a gone folder on the way leaves it out), and its name there.
+    Paths of one folder next to each other open it once."""
     beneath, cut = Beneath(Path(root)), len(os.path.join(root, ""))
     folder, fd = None, -1
     try:
@@ -211,12 +236,10 @@ def lstats(root: str, paths: Iterable[str]) -> dict[str, os.stat_result]:
                 with contextlib.suppress(OSError):
                     fd = beneath.open(parent or ".", _PASS)[0]
             if fd >= 0:
-                with contextlib.suppress(OSError):
-                    found[path] = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                yield path, fd, name
     finally:
         if fd >= 0:
             os.close(fd)
-    return found
 
 
 def no_repository_above(folder: str) -> bool:
@@ -273,19 +296,24 @@ def _git_named(root: str, hidden: bool) -> Iterator[str]:
         yield path
 
 
-def listed_states(root: str, *, hidden: bool) -> dict[str, os.stat_result]:
-    """Every file a search of directory ``root`` sees, by absolute path, with its ``lstat``:
-    each read through its folder's descriptor, never through a link."""
+def listed_states(root: str, *, hidden: bool, links: bool = False) -> dict[str, os.stat_result]:
+    """Every file a search of directory ``root`` sees (and every link, when ``links``), by
+    absolute path, with its ``lstat``: each read through its folder's descriptor, never
+    through a link."""
     if git_toplevel(root) is None:
         found = {}
-        for path, entry in _walk(root, hidden):
+        for path, entry in _walk(root, hidden, links):
             try:
                 found[path] = entry.stat(follow_symlinks=False)
             except OSError:
                 continue  # gone meanwhile
         return found
     states = lstats(root, _git_named(root, hidden))
-    return {path: st for path, st in states.items() if stat.S_ISREG(st.st_mode)}
+    return {
+        path: st
+        for path, st in states.items()
+        if stat.S_ISREG(st.st_mode) or (links and stat.S_ISLNK(st.st_mode))
+    }
 
 
 def listed_files(root: str, *, hidden: bool) -> list[str]:

@@ -55,27 +55,34 @@ def control_file_watch(
 ) -> Callable[[Event], None]:
     """After each block and turn, and after tool calls at most every
     ``CONTROL_CHECK_SECONDS``, tell the person once when the trusted project's control files
-    changed (the project needs `vis trust` again at the next start). Checking hashes every
-    control file: after each of a thousand calls of one block it would cost more than they do.
-    ``tasks``: the session's, which keeps each notice's emit until it ends.
+    changed (the project needs `vis trust` again at the next start) or a new one (a ``.git``
+    in a subfolder too) appeared. Checking hashes every control file and looks in up to
+    2,000 folders: after each of a thousand calls of one block it would cost more than they
+    do, so it runs in a thread, one check at a time (one asked meanwhile runs after it).
+    ``tasks``: the session's, which keeps each check until it ends.
     """
     next_check = 0.0
+    checking: asyncio.Task[None] | None = None
+    again = False
+
+    async def check() -> None:
+        nonlocal again
+        while again:
+            again = False
+            for text in await asyncio.to_thread(workspace.control_notices):
+                await bus.emit(Notification(session_id, text=text, kind=NotifyKind.WARN))
 
     def watch(event: Event) -> None:
-        nonlocal next_check
+        nonlocal next_check, checking, again
         if isinstance(event, ActivityEnded):
             if time.monotonic() < next_check:
                 return  # checked a moment ago; the block's end checks again
         elif not isinstance(event, BlockFinished | TurnEnded):
             return
         next_check = time.monotonic() + CONTROL_CHECK_SECONDS
-        for text in (
-            workspace.control_files_notice(),
-            workspace.new_control_notice(),
-        ):
-            if text is not None:
-                notice = Notification(session_id, text=text, kind=NotifyKind.WARN)
-                keep(tasks, asyncio.ensure_future(bus.emit(notice)))
+        again = True
+        if checking is None or checking.done():
+            checking = keep(tasks, asyncio.ensure_future(check()))
 
     return watch
 

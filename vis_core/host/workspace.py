@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,6 +61,7 @@ class Workspace:
         }
         self._no_git = {path for path in self._absent if path.name == ".git"}
         self._nested_gits = NestedGits(root)  # those in subfolders: nested clones at start
+        self._checking = threading.Lock()
 
     @property
     def trusted(self) -> bool:
@@ -77,6 +79,13 @@ class Workspace:
             return None
         self._told_changed = loaded
         return control_files_changed(self.project_root)
+
+    def control_notices(self) -> list[str]:
+        """The notices of :meth:`control_files_notice` and :meth:`new_control_notice` due now
+        (one check at a time: sessions of this workspace may ask at once, from threads)."""
+        with self._checking:
+            said = (self.control_files_notice(), self.new_control_notice())
+        return [text for text in said if text is not None]
 
     def new_control_notice(self) -> str | None:
         """The warning, said once per path, that a ``.git`` (or, in an untrusted project,

@@ -22,19 +22,23 @@ def vis(
     **kw: Any,
 ) -> subprocess.CompletedProcess[Any]:
     """``vis ARGS`` in ``cwd`` with ``VIS_HOME=env_home`` (and ``extra_env``), without the
-    caller's keys or model."""
+    caller's keys or model; its output captured (only stderr when ``stdout`` is given)."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(extra_env or {})
     env["VIS_HOME"] = str(env_home)
     seed_caches(Path(env_home))
     env.pop("VIS_MODEL", None)
+    # given a ``stdout`` (a file, ``subprocess.DEVNULL``), only stderr is captured
+    capture: dict[str, Any] = (
+        {"stderr": subprocess.PIPE} if "stdout" in kw else {"capture_output": True}
+    )
     return subprocess.run(
         [sys.executable, "-m", "vis_core.cli", *args],
         cwd=cwd,
         env=env,
-        capture_output=True,
         text=text,
         timeout=timeout,
+        **capture,
         **kw,
     )
 

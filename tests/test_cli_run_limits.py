@@ -3,6 +3,7 @@ status and a message naming the limit."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from cli_support import script, vis
@@ -71,3 +72,30 @@ def test_the_limits_must_be_above_zero(workspace, vis_home, tmp_path):
         env_home=vis_home,
     )
     assert result.returncode == 2 and "--max-turns: 0 is not above zero" in result.stderr
+
+
+def test_a_stop_by_max_cost_is_recorded_with_the_limit(workspace, vis_home, tmp_path):
+    (vis_home / "config.toml").write_text(
+        '[models."scripted/script"]\ninput_price = 3.0\noutput_price = 15.0\n'
+    )
+    responses = [{"code": "print(1)", "usage": {"input": 1000000, "output": 1000}}]
+    result = vis(
+        "run",
+        "--json",
+        "--max-cost",
+        "0.01",
+        *_scripted(tmp_path, [*responses, {"text": "fin"}]),
+        "mc",
+        cwd=workspace,
+        env_home=vis_home,
+    )
+    assert result.returncode == 4, result.stderr
+    reason = "stopped by --max-cost 0.01: this run's model requests cost $3.0150"
+    ended = json.loads(result.stdout.splitlines()[-1])
+    assert (ended["type"], ended["status"], ended["error"]) == ("TurnEnded", "cancelled", reason)
+    assert "cancelled by the user" not in result.stderr
+    assert result.stderr.count(reason) == 1, result.stderr  # said once, at the end
+    with Store(vis_home / "vis.db") as store:
+        (row,) = store.list_sessions()
+        (turn,) = store.turns(row.id)
+    assert turn.error == reason

@@ -50,3 +50,4 @@ def test_a_stop_signal_ends_the_stored_turn_and_the_run(
         (row,) = store.list_sessions()
         (turn,) = store.turns(row.id)
     assert str(turn.status) == "cancelled"
+    assert turn.error == f"stopped by {sig.name}"  # not "cancelled by the user"

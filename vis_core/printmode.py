@@ -70,6 +70,7 @@ SETTLE_SECONDS = 5.0
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 EXIT_MAX_TURNS = 3  # `vis run --max-turns N` stopped the run
 EXIT_MAX_COST = 4  # `vis run --max-cost USD` stopped the run
+EXIT_OUTPUT_FAILED = 74  # its output could not be written (a full disk, EIO): EX_IOERR
 EXIT_CODES = {
     TurnStatus.COMPLETED: 0,
     TurnStatus.FAILED: 1,
@@ -189,13 +190,16 @@ class PrintRenderer:
         as_json: bool,
         summarize_steps: bool = True,
         redact: Callable[[Event], Event] | None = None,
-        reader_left: Callable[[], None] | None = None,
+        reader_left: Callable[[str], None] | None = None,
     ) -> None:
         """``redact``: the event with saved secrets replaced, as it may be printed;
-        ``reader_left``: called once when the program reading the output closed it."""
+        ``reader_left``: called once, with why, when the output can no longer be written
+        (the program reading it closed it, a full disk)."""
         self.as_json = as_json
         self.on_reader_left = reader_left
         self.reader_left = False  # the output's reader closed it (`vis run … | head -1`)
+        self.output_error: OSError | None = None  # a write failed (a full disk, EIO)
+        self.stopped_by_run = False  # the run stopped the turn and says why at its end
         self.redact = redact
         self.summarize_steps = summarize_steps
         self._ended: list[ActivityRecord] = []
@@ -219,14 +223,20 @@ class PrintRenderer:
         return _console()(file=raw_stream(sys.stderr), highlight=False, soft_wrap=True)
 
     def __call__(self, event: Event) -> None:
-        if self.reader_left:
+        if self.reader_left or self.output_error is not None:
             return
         try:
             self._show(event)
         except BrokenPipeError:
             self.reader_left = True
-            if self.on_reader_left is not None:
-                self.on_reader_left()
+            self._left("the program reading the output closed it")
+        except OSError as exc:  # nothing more can be shown: the turn stops, the run says why
+            self.output_error = exc
+            self._left(f"the output could not be written: {output_problem(exc)}")
+
+    def _left(self, why: str) -> None:
+        if self.on_reader_left is not None:
+            self.on_reader_left(why)
 
     def _show(self, event: Event) -> None:
         if self.redact is not None:
@@ -313,7 +323,7 @@ class PrintRenderer:
             self._direct.clear()
             if self.summarize_steps and steps:
                 self.console.print(f"[dim]{steps}[/]")
-            if event.error:
+            if event.error and not (self.stopped_by_run and event.status is TurnStatus.CANCELLED):
                 error = plain_text(event.error)
                 self.errors.print(f"[red]{event.status.value}:[/] {error}")
 
@@ -347,6 +357,11 @@ class PrintRenderer:
         the answer exactly as streamed."""
         if self._mid_line and _same_terminal():
             self._break_line()
+
+
+def output_problem(exc: OSError) -> str:
+    """Why a write failed, in words (``No space left on device``)."""
+    return exc.strerror or str(exc) or type(exc).__name__
 
 
 def _same_terminal() -> bool:
@@ -412,30 +427,35 @@ class RunLimits:
     cost: float = 0.0
     stopped_by_cost: bool = False
 
-    def apply(self, session: Any) -> None:
+    def apply(self, session: Any, stop: Callable[[str], None] | None = None) -> None:
+        """Set the turn limit of ``session`` and watch its cost: ``stop(reason)`` (else
+        ``session.cancel``) cancels the turn."""
         if self.max_turns is not None:
             session.limits.max_iterations = self.max_turns
             session.limits.max_iterations_source = f"--max-turns {self.max_turns}"
         if self.max_cost is not None:
-            session.subscribe(self._watch_cost(session))
+            session.subscribe(self._watch_cost(stop or session.cancel))
 
-    def _watch_cost(self, session: Any) -> Callable[[Event], None]:
+    def _watch_cost(self, stop: Callable[[str], None]) -> Callable[[Event], None]:
         def watch(event: Event) -> None:
             if isinstance(event, UsageReported) and not self.stopped_by_cost:
                 self.cost += event.cost
                 if self.max_cost is not None and self.cost >= self.max_cost:
                     self.stopped_by_cost = True
-                    session.cancel()
+                    stop(self._cost_reason())
 
         return watch
+
+    def _cost_reason(self) -> str:
+        return (
+            f"stopped by --max-cost {self.max_cost:g}: this run's model requests cost "
+            f"${self.cost:.4f}"
+        )
 
     def outcome(self, status: TurnStatus) -> tuple[int, str] | None:
         """The exit status and message when a limit stopped the run, else None."""
         if self.stopped_by_cost:
-            return EXIT_MAX_COST, (
-                f"vis run: stopped by --max-cost {self.max_cost:g}: this run's model requests "
-                f"cost ${self.cost:.4f}; `vis run --continue` goes on"
-            )
+            return EXIT_MAX_COST, f"vis run: {self._cost_reason()}; `vis run --continue` goes on"
         if self.max_turns is not None and status is TurnStatus.MAX_ITERATIONS:
             return EXIT_MAX_TURNS, (
                 f"vis run: stopped by --max-turns {self.max_turns}: the model wanted more "
@@ -530,7 +550,8 @@ async def _run(
             return 2
         summarize = bool(host.settings.get("summarize_steps", True, session.id))
         redactor = host.settings.redactor
-        # a reader that stops reading (`| head -1`) ends the turn as cancelled, as Ctrl+C does
+        # output that cannot be written (`| head -1`, a full disk) ends the turn as
+        # cancelled, as Ctrl+C does, saying why
         renderer = PrintRenderer(
             as_json=as_json,
             summarize_steps=summarize,
@@ -538,8 +559,15 @@ async def _run(
             reader_left=session.cancel,
         )
         session.subscribe(renderer)
+
+        def stop_turn(reason: str) -> None:
+            """The run stops the turn (a limit, a signal), recorded with ``reason``; it says
+            why itself at its end, once."""
+            renderer.stopped_by_run = True
+            session.cancel(reason)
+
         limits = limits or RunLimits()
-        limits.apply(session)
+        limits.apply(session, stop_turn)
         loop = asyncio.get_running_loop()
         stopped_by: list[signal.Signals] = []
 
@@ -547,7 +575,7 @@ async def _run(
             """SIGTERM/SIGHUP (a closed terminal, a service manager) end the turn as
             cancelled, as Ctrl+C does, and the run exits 128 + the signal's number."""
             stopped_by.append(sig)
-            session.cancel()
+            stop_turn(f"stopped by {sig.name}")
 
         loop.add_signal_handler(signal.SIGINT, session.cancel)
         for sig in STOP_SIGNALS:
@@ -597,6 +625,15 @@ async def _run(
         if limited is not None:
             print(limited[1], file=sys.stderr)
             return limited[0]
+        if renderer.output_error is not None:
+            with contextlib.suppress(OSError):  # stderr may be on the same full disk
+                print(
+                    "vis run: the output could not be written "
+                    f"({output_problem(renderer.output_error)}): the turn stopped and is saved "
+                    "as cancelled; `vis run --continue` goes on",
+                    file=sys.stderr,
+                )
+            return EXIT_OUTPUT_FAILED
         return EXIT_CODES[ended.status]
     finally:
         if settle is not None:
@@ -635,15 +672,25 @@ async def _run_command(host: Any, session: Any, text: str, *, as_json: bool) -> 
                 print(f"vis run: {terminal_text(switched.text)}", file=sys.stderr)
                 return 1
         return prompt.text
-    if as_json:
-        line = {"type": "CommandResult", "command": text, "ok": result.ok}
-        line.update(title=result.title, body=result.body or "")
-        sys.stdout.write(terminal_json(json.dumps(line)) + "\n")
-    elif result.ok:
-        sys.stdout.write(terminal_text(result.text) + "\n")
-    else:
-        print(f"vis run: {terminal_text(result.text)}", file=sys.stderr)
-    sys.stdout.flush()
+    try:
+        if as_json:
+            line = {"type": "CommandResult", "command": text, "ok": result.ok}
+            line.update(title=result.title, body=result.body or "")
+            sys.stdout.write(terminal_json(json.dumps(line)) + "\n")
+        elif result.ok:
+            sys.stdout.write(terminal_text(result.text) + "\n")
+        else:
+            print(f"vis run: {terminal_text(result.text)}", file=sys.stderr)
+        sys.stdout.flush()
+    except BrokenPipeError:  # what is still buffered goes nowhere (see exit_now)
+        return 128 + signal.SIGPIPE
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            print(
+                f"vis run: the output could not be written ({output_problem(exc)})",
+                file=sys.stderr,
+            )
+        return EXIT_OUTPUT_FAILED
     return 0 if result.ok else 1
 
 

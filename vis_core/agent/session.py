@@ -68,6 +68,7 @@ from vis_core.system.redaction import secret_start
 
 log = logging.getLogger(__name__)
 
+CANCELLED_BY_USER = "cancelled by the user"
 CHILDREN_GRACE = 30.0  # seconds a cancelled turn waits for its child sessions to close
 DELTA_INTERVAL = 0.03  # streamed text is committed and published in batches this far apart
 
@@ -129,6 +130,7 @@ class AgentSession:
         self.id = session_id
         self._hooks = deps.hooks  # prompt, direct tools, before each turn and request, close
         self._cancelled_stdout = ""  # what a cancelled block printed (see _run_block)
+        self._cancel_reason: str | None = None  # why the running turn was cancelled
         self.title = title
         self.model = deps.model
         self._next_model: SessionModel | None = None  # switched to when the request ends
@@ -304,12 +306,15 @@ class AgentSession:
         """The last ``lines`` lines the running block printed so far ("" when none runs)."""
         return self.sandbox.printed(lines)
 
-    def cancel(self) -> None:
-        """Cancel the running turn; a running block is interrupted within 2 s. A turn already
-        cancelled is not cancelled again: a second cancel (Esc then Ctrl+Q, which closes the
-        session) would cut its ending short and leave it ``running`` in the store."""
+    def cancel(self, reason: str = CANCELLED_BY_USER) -> None:
+        """Cancel the running turn; a running block is interrupted within 2 s. ``reason`` is
+        the turn's recorded error (what stopped it: ``vis run --max-cost``, a signal). A turn
+        already cancelled is not cancelled again: a second cancel (Esc then Ctrl+Q, which
+        closes the session) would cut its ending short and leave it ``running`` in the
+        store, and the first reason stays."""
         task = self._task
         if task is not None and not task.done() and not task.cancelling():
+            self._cancel_reason = reason
             task.cancel()
 
     async def submit(
@@ -334,6 +339,7 @@ class AgentSession:
             self.check_images(len(images) + len(named))
             pictures = [*images, *await self._mentioned_images(named)]
             mentions = [path for path in mentions if not is_image_name(path)]
+        self._cancel_reason = None
         task = self._task = asyncio.get_running_loop().create_task(
             self._turn(text, mentions, command, pictures)
         )
@@ -399,7 +405,7 @@ class AgentSession:
                 await self._iterate(turn_id, outcome)
         except asyncio.CancelledError:
             outcome.status = TurnStatus.CANCELLED
-            outcome.error = "cancelled by the user"
+            outcome.error = self._cancel_reason or CANCELLED_BY_USER
         except ProviderConfigError as exc:
             outcome.status, outcome.error = TurnStatus.FAILED, str(exc)
         except ContextOverflowError as exc:

@@ -540,6 +540,9 @@ async def _run(
             print(f"vis run: {terminal_text(str(exc))}", file=sys.stderr)
             return 2
         settle = 0.0
+        fresh = not continue_ and resume is None
+        if command and fresh:  # what the command only shows leaves no session behind
+            host.registry.for_a_command.add(session.id)
         print(f"vis: {terminal_text(host.space.jail_mode(session.id)[1])}", file=sys.stderr)
         # started: what exists now lives as long as the run, out of the collector's way
         # (`vis` starts with the collector off), which is on again for the turn
@@ -596,6 +599,13 @@ async def _run(
                 if isinstance(ran, int):
                     if session.plan.active:
                         _tell_planning(session)
+                    elif ran == 1 and fresh:  # `vis run "/undo"`, meant for the last session
+                        print(
+                            f"vis run: {request.split()[0]} ran in a new session; "
+                            f'`vis run --continue "{terminal_text(request)}"` runs it in this '
+                            "workspace's latest one",
+                            file=sys.stderr,
+                        )
                     return ran
                 if session.model.provider is None:
                     print(session.model.problem, file=sys.stderr)

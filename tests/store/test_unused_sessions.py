@@ -90,3 +90,24 @@ async def test_a_session_left_by_a_killed_vis_goes_at_the_next_start(tmp_path: P
         await running.close()
     assert left not in listed
     assert {held.id, titled, young, elsewhere} <= listed
+
+
+async def test_continue_skips_a_later_session_that_only_showed_a_command(
+    workspace: Path, tmp_path: Path
+) -> None:
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump([{"text": "Hello."}]), encoding="utf-8")
+    options = HostOptions(workspace=workspace, provider="scripted", script=script)
+    host = await Host.open(options)
+    try:
+        worked = await host.new_session()
+        assert (await worked.submit("hi")).status == "completed"
+        await host.close_session(worked)
+        looked = await host.new_session()  # the app: /context, then quit (kept, as a command)
+        assert (await host.commands.run(looked, "/context")).ok
+        await host.close_session(looked)
+        assert len(host.store.list_sessions(workspace=workspace)) == 2
+        latest = host.store.latest_session(workspace)
+        assert latest is not None and latest.id == worked.id
+    finally:
+        await host.close()

@@ -58,6 +58,9 @@ class SessionRegistry:
         self.extension_workers: dict[str, SessionWorkers] = {}  # by open session
         self.confined: dict[str, ConfinedParts] = {}  # by open session
         self.closed_unused: set[str] = set()  # sessions closed with nothing in them: not kept
+        # sessions opened for one command (`vis run "/context"`): kept only for what it
+        # kept for them (a goal), not for what it showed
+        self.for_a_command: set[str] = set()
         self._closing: dict[AgentSession, asyncio.Future[None]] = {}
         self._leaving: dict[AgentSession, asyncio.Task[None]] = {}  # closed once settled
 
@@ -163,8 +166,11 @@ class SessionRegistry:
         try:
             await session.close()
             store = self._store
+            commands_keep = session.id not in self.for_a_command
             with contextlib.suppress(StoreError):  # kept, then: an empty row in the list
-                deleted = store.writer.call(lambda: store.delete_if_unused(session.id))
+                deleted = store.writer.call(
+                    lambda: store.delete_if_unused(session.id, commands_keep=commands_keep)
+                )
                 if await asyncio.wrap_future(deleted):
                     self.closed_unused.add(session.id)
         finally:

@@ -126,15 +126,22 @@ class SessionsMixin:
         return [session_row(row) for row in rows]
 
     def latest_session(self, workspace: Path | str) -> SessionRow | None:
-        """The most recently modified session of ``workspace`` that a person started (a child
-        session, started by another session's ``run_session``, is not one to continue)."""
+        """The most recently modified session of ``workspace`` that a person started and
+        worked in (a child session, started by another session's ``run_session``, is not one
+        to continue; one that only showed a command's output, ``vis run "/context"``, is no
+        work to continue): else the latest one a person started."""
         with self._db.read("find the latest session") as conn:
-            row = conn.execute(
+            rows = conn.execute(
                 f"SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.workspace = ? "
-                "AND s.parent_id IS NULL ORDER BY s.modified DESC, s.num DESC LIMIT 1",
+                "AND s.parent_id IS NULL ORDER BY s.modified DESC, s.num DESC",
                 (str(workspace),),
-            ).fetchone()
-        return session_row(row) if row else None
+            )
+            first = None
+            for row in rows:
+                first = first or row
+                if row[1] or _used(conn, row[0], commands_keep=False):  # titled, or used
+                    return session_row(row)
+        return session_row(first) if first else None
 
     def children(self, session_id: str) -> list[SessionRow]:
         """The sessions ``session_id`` started (``run_session``, ``consult``), oldest first."""
@@ -192,11 +199,14 @@ class SessionsMixin:
         """Delete a session and everything recorded for it; ``False`` when there was none."""
         return self._delete(session_id, only_unused=False)
 
-    def delete_if_unused(self, session_id: str) -> bool:
+    def delete_if_unused(self, session_id: str, *, commands_keep: bool = True) -> bool:
         """Delete a session nobody used (opening Vis and quitting): no turn, no title, no
         child, no override, no draft and no event but its creation (a command run in it, a
-        model chosen for it, keep it). ``True`` when it went."""
-        return self._delete(session_id, only_unused=True)
+        model chosen for it, keep it). With ``commands_keep`` False, a command that only
+        showed something (``vis run "/context"`` in a new session) does not keep it; what a
+        command kept for it (a goal, plan mode: state under its id) does. ``True`` when it
+        went."""
+        return self._delete(session_id, only_unused=True, commands_keep=commands_keep)
 
     def unused_sessions(self, workspace: Path | str, before: float) -> list[str]:
         """The ids of ``workspace``'s sessions a person started before ``before`` (a
@@ -209,12 +219,14 @@ class SessionsMixin:
             ).fetchall()
             return [session_id for (session_id,) in rows if not _used(conn, session_id)]
 
-    def _delete(self, session_id: str, *, only_unused: bool) -> bool:
+    def _delete(self, session_id: str, *, only_unused: bool, commands_keep: bool = True) -> bool:
         with self._db.write("delete a session") as conn:
             row = conn.execute(
                 "SELECT num, title FROM sessions WHERE id = ?", (session_id,)
             ).fetchone()
-            if row is None or (only_unused and (row[1] or _used(conn, session_id))):
+            if row is None or (
+                only_unused and (row[1] or _used(conn, session_id, commands_keep=commands_keep))
+            ):
                 return False
             conn.execute("DELETE FROM search_titles WHERE rowid = ?", (row[0],))
             conn.execute(
@@ -417,20 +429,27 @@ class SessionsMixin:
         return ActivityPage(records, rows[0][0] if more and rows else None)
 
 
-_USES = (  # what makes a session worth keeping, besides its title and its events
+_KEPT_WITH = (  # what makes a session worth keeping, besides its title and its events
     "SELECT 1 FROM turns WHERE session_id = :session",
     "SELECT 1 FROM sessions WHERE parent_id = :session",
     "SELECT 1 FROM setting_overrides WHERE scope = 'session' AND owner = :session",
     "SELECT 1 FROM drafts WHERE session_id = :session",
     "SELECT 1 FROM attachments WHERE session_id = :session",
-    f"SELECT 1 {SESSION_EVENTS} AND e.type != 'SessionCreated'",
+)
+_USES = (*_KEPT_WITH, f"SELECT 1 {SESSION_EVENTS} AND e.type != 'SessionCreated'")
+# the same when a command that only showed something (a noted command) does not count, and
+# what a command kept for the session does (a goal, plan mode: state under its id)
+_WORK = (
+    *_KEPT_WITH,
+    f"SELECT 1 {SESSION_EVENTS} AND e.type NOT IN ('SessionCreated', 'CommandNoted')",
+    "SELECT 1 FROM extension_state WHERE key = :session",
 )
 
 
-def _used(conn: sqlite3.Connection, session_id: str) -> bool:
+def _used(conn: sqlite3.Connection, session_id: str, *, commands_keep: bool = True) -> bool:
     return any(
         conn.execute(f"{query} LIMIT 1", {"session": session_id, "first": 0}).fetchone()
-        for query in _USES
+        for query in (_USES if commands_keep else _WORK)
     )
 
 

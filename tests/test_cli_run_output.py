@@ -1,6 +1,7 @@
 """`vis run` whose output cannot be written (a full disk, an I/O error) stops its turn, says
 so on stderr once and exits 74, as a closed pipe exits 141: a CI job never takes a lost
-answer for a completed one."""
+answer for a completed one. A command started with stdout closed says so in one line; with
+stdin closed it runs as with an empty one."""
 
 from __future__ import annotations
 
@@ -96,3 +97,31 @@ def test_a_closed_pipe_is_recorded_as_the_readers_leaving(
     turn = _turn(vis_home)
     assert str(turn.status) == "cancelled"
     assert turn.error == "the program reading the output closed it"
+
+
+def _closing(fd: int):
+    return lambda: os.close(fd)  # in the child, before vis starts: `vis … >&-`, `<&-`
+
+
+@pytest.mark.parametrize("command", ["run", "sessions", "doctor"])
+def test_a_closed_stdout_is_said_in_one_line(
+    workspace: Path, vis_home: Path, tmp_path: Path, command: str
+) -> None:
+    model = ["--provider", "scripted", "--script", str(script(tmp_path, [{"text": "ok"}]))]
+    args = [command, *model, "x"] if command == "run" else [command]
+    result = vis(*args, cwd=workspace, env_home=vis_home, preexec_fn=_closing(1))
+    assert result.returncode == 2
+    assert result.stderr == (
+        "vis: standard output is closed; send it to a file or discard it (> /dev/null)\n"
+    )
+
+
+def test_a_closed_stdin_runs_as_an_empty_one(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    model = ["--provider", "scripted", "--script", str(script(tmp_path, [{"text": "ok"}]))]
+    result = vis("run", *model, "x", cwd=workspace, env_home=vis_home, preexec_fn=_closing(0))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "ok\n" and "Traceback" not in result.stderr
+    piped = vis("run", *model, "-", cwd=workspace, env_home=vis_home, preexec_fn=_closing(0))
+    assert piped.returncode == 2 and "standard input was empty" in piped.stderr

@@ -244,6 +244,14 @@ def main(argv: list[str] | None = None) -> int:
     # for the whole run: its passes were ~5-10% of `vis run`'s CPU. It is off until the app
     # (vis_tui.collector) or `vis run` (printmode) has started, on at once for the others.
     gc.disable()
+    from vis_core.system.standard_streams import hold_closed_streams
+
+    if "stdout" in hold_closed_streams():  # `vis … >&-`: what it says would go nowhere
+        print(
+            "vis: standard output is closed; send it to a file or discard it (> /dev/null)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     try:
         return _main(argv)
     except BrokenPipeError:

@@ -22,6 +22,7 @@ from vis_core.events import (
     AssistantDelta,
     BackgroundCommandEnded,
     BlockFinished,
+    CommandNoted,
     ContextNote,
     DraftChanged,
     Event,
@@ -242,6 +243,8 @@ class PrintRenderer:
         if self.redact is not None:
             event = self.redact(event)
         if self.as_json:
+            if isinstance(event, CommandNoted):  # said by the run's CommandResult line
+                return
             sys.stdout.write(terminal_json(event.to_json()) + "\n")
             sys.stdout.flush()
             return
@@ -518,6 +521,14 @@ async def _run(
         from vis_core.commands.headless import command_refusal, is_command
 
         command = is_command(request)  # one that asks no model runs without one
+        choice = host.models.choice
+        if options.script is not None and (choice is None or choice.provider != "scripted"):
+            print(
+                "vis run: --script FILE is read by the scripted provider only, and this run's "
+                f"model is {terminal_text(host.models.label)}; add --provider scripted",
+                file=sys.stderr,
+            )
+            return 2
         if host.models.problem and not command and refusal is None:
             print(host.models.problem, file=sys.stderr)
             return 2
@@ -686,7 +697,8 @@ async def _run_command(host: Any, session: Any, text: str, *, as_json: bool) -> 
         if as_json:
             line = {"type": "CommandResult", "command": text, "ok": result.ok}
             line.update(title=result.title, body=result.body or "")
-            sys.stdout.write(terminal_json(json.dumps(line)) + "\n")
+            compact = json.dumps(line, ensure_ascii=False, separators=(",", ":"))  # as events
+            sys.stdout.write(terminal_text(terminal_json(compact)) + "\n")
         elif result.ok:
             sys.stdout.write(terminal_text(result.text) + "\n")
         else:

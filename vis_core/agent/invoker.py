@@ -125,7 +125,7 @@ class ToolInvoker:
         self._emit = emit
         self._workspace = workspace
         self._project_root = project_root
-        self._channel = channel
+        self.channel = channel  # the front end its session runs in
         self._locks = locks
         self._prepare = prepare_arguments
         self._session = session  # the agent session, for Vis's own tools (``fold_session``)

@@ -39,6 +39,7 @@ from vis_core.events import (
 from vis_core.extension_host.attachments import load_shown_image
 from vis_core.extension_host.call_state import SessionCallState
 from vis_core.model.block import PYTHON_EXECUTION, FileChange
+from vis_core.model.channel import Channel
 from vis_core.model.command import is_command
 from vis_core.model.conversation import (
     ImagePart,
@@ -96,13 +97,32 @@ def title_from_request(text: str, limit: int = 60) -> str:
     return cut + "…"
 
 
-def overflow_advice(label: str) -> str:
-    """What a person can do when the conversation no longer fits the model."""
-    return (
-        f"the conversation is longer than {label} accepts. Fold settled work (/compact, or "
-        "fold_session in a block), start a new session (/new), or pick a model with a larger "
-        "input limit (/model)"
+def overflow_advice(label: str, channel: Channel = Channel.TUI, settled: bool = True) -> str:
+    """What a person can do when the conversation no longer fits the model, where they are
+    (``vis run`` has no /new nor /model) and with what there is (``settled``: earlier turns,
+    which can be folded; a first request has none)."""
+    said = f"the conversation is longer than {label} accepts. "
+    if channel is Channel.CLI and not settled:
+        return said + (
+            "Send less (a part of the file or diff), or run it on a model with a larger input "
+            "limit (vis run --model PROVIDER/MODEL)"
+        )
+    if channel is Channel.CLI:
+        return said + (
+            'Fold settled work (vis run --continue "/compact"), start a new session (vis run '
+            "without --continue), or pick a model with a larger input limit (--model "
+            "PROVIDER/MODEL)"
+        )
+    if not settled:
+        return said + "Send less, or pick a model with a larger input limit (/model)"
+    return said + (
+        "Fold settled work (/compact, or fold_session in a block), start a new session (/new), "
+        "or pick a model with a larger input limit (/model)"
     )
+
+
+class StillTooLong(ContextOverflowError):
+    """The request is too long even after Vis folded the settled work."""
 
 
 @dataclass
@@ -410,7 +430,10 @@ class AgentSession:
             outcome.status, outcome.error = TurnStatus.FAILED, str(exc)
         except ContextOverflowError as exc:
             outcome.status = TurnStatus.FAILED
-            outcome.error = f"model request failed: {exc}; {overflow_advice(self.model.label)}"
+            # a first request, or one still too long once Vis folded: nothing left to fold
+            settled = self.turn_count > 1 and not isinstance(exc, StillTooLong)
+            advice = overflow_advice(self.model.label, self.invoker.channel, settled)
+            outcome.error = f"model request failed: {exc}; {advice}"
         except ProviderError as exc:
             outcome.status, outcome.error = TurnStatus.FAILED, f"model request failed: {exc}"
         except Exception as exc:
@@ -503,7 +526,7 @@ class AgentSession:
             return await self._request_once(turn_id, iteration, outcome)
         except ContextOverflowError as exc:
             await self._record_rejected(turn_id, exc)
-            raise ContextOverflowError(
+            raise StillTooLong(
                 f"the request is still too long after Vis folded {folded}: {exc}",
                 status=exc.status,
                 input_tokens=exc.input_tokens,

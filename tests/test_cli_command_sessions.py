@@ -30,6 +30,8 @@ def test_undo_without_continue_leaves_no_session_and_continue_then_undoes(
     (workspace / "f.txt").write_text("orig\n")
     change = [{"code": 'open("f.txt", "w").write("changed\\n")'}, {"text": "changed it"}]
     ok = script(tmp_path, [{"text": "ok"}])
+    alone = _run(workspace, vis_home, ok, "/undo")  # no session yet: nothing to point to
+    assert alone.returncode == 1 and "--continue" not in alone.stderr, alone.stderr
     assert _run(workspace, vis_home, script(tmp_path, change), "change f").returncode == 0
     forgot = _run(workspace, vis_home, ok, "/undo")
     assert forgot.returncode == 1, forgot.stderr

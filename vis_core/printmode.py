@@ -610,9 +610,10 @@ async def _run(
                 if isinstance(ran, int):
                     if session.plan.active:
                         _tell_planning(session)
-                    elif ran == 1 and fresh:  # `vis run "/undo"`, meant for the last session
+                    elif ran == 1 and fresh and host.registry.latest_session_id() != session.id:
+                        # `vis run "/undo"`, meant for the latest session
                         print(
-                            f"vis run: {request.split()[0]} ran in a new session; "
+                            f"vis run: {terminal_text(request.split()[0])} ran in a new session; "
                             f'`vis run --continue "{terminal_text(request)}"` runs it in this '
                             "workspace's latest one",
                             file=sys.stderr,

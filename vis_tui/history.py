@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -102,9 +102,11 @@ def _rows(value: Any, attribute: str) -> list[Any]:
     return list(getattr(value, attribute))
 
 
-def notes_after_turns(store: History, session_id: str) -> dict[str, tuple[AfterNote, ...]]:
+def notes_after_turns(
+    store: History, session_id: str, seen: int | None = None
+) -> dict[str, tuple[AfterNote, ...]]:
     """The notes of ``/undo`` and of slash commands kept with their events, by the turn that
-    came before each."""
+    came before each (``seen``: only those of seqs up to it)."""
     from vis_core.events import CommandNoted, TurnStarted, UserContext
     from vis_core.model.turn import ContextOrigin
 
@@ -112,6 +114,8 @@ def notes_after_turns(store: History, session_id: str) -> dict[str, tuple[AfterN
     turn_id = ""  # notes before the first turn have no turn to follow
     types = [TurnStarted.type, UserContext.type, CommandNoted.type]
     for row in store.events(session_id, types=types):
+        if seen is not None and row.seq > seen:
+            break
         event = row.event
         if isinstance(event, TurnStarted):
             turn_id = event.turn_id
@@ -135,9 +139,19 @@ def images_of_turns(store: History, session_id: str) -> dict[str, tuple[StoryPar
     return {key: tuple(value) for key, value in rows.items()}
 
 
-def store_page_loader(store: History, session_id: str, limit: int = PAGE_SIZE) -> PageLoader:
-    """A loader reading ``store.turns_page`` and ``store.activities`` for one session."""
-    notes = notes_after_turns(store, session_id)
+def store_page_loader(
+    store: History,
+    session_id: str,
+    limit: int = PAGE_SIZE,
+    *,
+    shown: Collection[str] | None = None,
+    seen: int | None = None,
+) -> PageLoader:
+    """A loader reading ``store.turns_page`` and ``store.activities`` for one session;
+    ``shown``: only these turns; ``seen``: the notes after turns of seqs up to it (a front
+    end that follows the session live shows those after it, and the turns that had not
+    ended, from their events)."""
+    notes = notes_after_turns(store, session_id, seen)
     images = images_of_turns(store, session_id)
 
     def load(before_position: int | None) -> TurnPage:
@@ -147,7 +161,7 @@ def store_page_loader(store: History, session_id: str, limit: int = PAGE_SIZE) -
         )
         rows.sort(key=lambda row: row.position)
         has_older = len(rows) > limit
-        rows = rows[-limit:]
+        rows = [row for row in rows[-limit:] if shown is None or row.id in shown]
         turns = []
         for row in rows:
             activities = tuple(_rows(store.activities(row.id), "activities"))

@@ -72,6 +72,9 @@ async def test_fork_set_model_publish_and_models(
         other = person.ended.session_id
         first = await run_turn(host, "first request")  # the bound session's turn 1
         bound_id = first.ended.session_id
+        bound = host.registry.live_session(bound_id)
+        assert bound is not None
+        await host.close_session(bound)  # opened again below, with the model of the new script
         write_script(script_path, code_turn(f"print(await changer.change({other!r}))"))
         outcome = await run_turn(host, "fork it", session_id=bound_id)
         out = outcome.printed(0)

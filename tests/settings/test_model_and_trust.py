@@ -93,6 +93,7 @@ async def test_a_bad_model_value_names_its_scope(workspace: Path) -> None:
         with pytest.raises(ValueError, match="setting 'model' takes provider/model"):
             await host.settings.set("model", "no-slash", "session", session_id=session.id)
         host.store.set_override("session", session.id, "model", "no-slash")  # saved before
+        await host.close_session(session)  # opened again: it reads the value
         session = await host.open_session(session.id)
         assert session.model.provider is None
         assert "the session value of setting 'model' ('no-slash')" in (session.model.problem or "")

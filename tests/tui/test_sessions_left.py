@@ -19,6 +19,7 @@ from vis_core.store import Store
 from vis_core.store.session_lock import SessionInUse, SessionLocks
 from vis_tui.screens.sessions import SessionsScreen
 from vis_tui.widgets.live import LiveViewWidget
+from vis_tui.widgets.turn import TurnView
 
 from .support import on_top, started, store_session, until, vis_app, write_script
 
@@ -142,38 +143,53 @@ async def test_a_session_left_with_a_command_running_closes_once_it_ends(
         await until(pilot, lambda: openable(busy.id))
 
 
-async def test_a_session_opened_again_while_it_settles_stays_held(
+async def test_a_session_shown_again_during_its_turn_is_the_one_running_it(
     workspace: Path, tmp_path: Path
 ) -> None:
-    script = write_script(tmp_path, [{"code": WAIT_FOR_GO}, {"text": "done"}, {"text": "again"}])
+    script = write_script(
+        tmp_path,
+        [
+            {"text": "Looking first.", "code": "print('half way')\n" + WAIT_FOR_GO},
+            {"text": "done"},
+            {"text": "again"},
+        ],
+    )
     app = vis_app(workspace, script)
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
-        assert app.session is not None
+        assert app.session is not None and app.core is not None
         busy = app.session
+        registry = app.core._host.registry
         app.main.prompt.insert("spin")
         await pilot.press("enter")
-        await until(pilot, lambda: busy.running)
+        await until(pilot, lambda: busy.printed(5).startswith("half way"))
         app.main.prompt.insert("/new")
         await pilot.press("enter")
         await until(pilot, lambda: app.session is not busy)
         app.action_sessions()
         picker = await on_top(pilot, SessionsScreen)
         picker.dismiss(busy.id)
-        await until(pilot, lambda: app.session is not None and app.session.id == busy.id)
-        again = app.session
-        (workspace / "go").touch()
-        assert app.core is not None
-        registry = app.core._host.registry  # the earlier one closes once its turn ended
-        await until(pilot, lambda: busy not in registry.sessions and not app.main.turn_running)
-        assert not openable(busy.id)  # the one shown holds it
-        app.main.prompt.insert("and again")
-        await pilot.press("enter")
+        await until(pilot, lambda: app.session is busy)  # the live one, not a second copy
+        assert [s for s in registry.sessions if s.id == busy.id] == [busy]
+        # the turn shows what it showed so far, as it goes on: not frozen as stored
         turns = app.main.transcript.turns
+        await until(pilot, lambda: any(getattr(v, "blocks", None) for v in turns.values()))
+        (view,) = turns.values()
+        assert isinstance(view, TurnView) and view.status is None
+        assert list(view.blocks) and "Looking first." in app.main.transcript.as_text()
+        assert app.main.turn_running and app.main.status_bar.running
+        app.main.prompt.insert("and again")  # waits behind the running turn
+        await pilot.press("enter")
+        assert app.main.queue == ["and again"]
+        (workspace / "go").touch()
         await until(pilot, lambda: len(turns) == 2 and bool(list(turns.values())[-1].status))
-        # and the live views of its extensions still reach the screen (its id kept its route)
+        await until(pilot, lambda: "again" in app.main.transcript.as_text().split("> and again")[1])
+        text = app.main.transcript.as_text()
+        assert text.count("Looking first.") == 1 and text.count("done") == 1, text
+        assert busy in registry.sessions and not openable(busy.id)  # the one shown holds it
+        # and the live views of its extensions still reach the screen
         host = app.core._host
-        call = CallContext(again.id, host.space.root, host.space.project_root, runtime=host.runtime)
+        call = CallContext(busy.id, host.space.root, host.space.project_root, runtime=host.runtime)
         await served.in_worker(call, lambda: live("Still here", [N.status("state", "ok")]))
         await until(pilot, lambda: bool(app.screen.query(LiveViewWidget)))
     with Store(Path(os.environ["VIS_HOME"]) / "vis.db") as store:

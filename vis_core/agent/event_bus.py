@@ -69,6 +69,7 @@ class EventBus:
         self._pending: deque[_Commit] = deque()  # submitted, not published yet, in order
         self._hold_timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.published_seq = 0  # the store's seq of the event published last (or being)
         # the store: a read of it commits what is held first
         before_read: Callable[[Callable[[], None]], Callable[[], None]] | None
         before_read = getattr(log, "before_read", None)
@@ -248,7 +249,10 @@ class EventBus:
             if error is not None:
                 self._fail(commit, error)
                 continue
-            for event in commit.events:
+            seqs = commit.saved.result() or ()
+            for index, event in enumerate(commit.events):
+                if index < len(seqs):  # a subscriber reads the seq of the event it is given
+                    self.published_seq = seqs[index]
                 kind = type(event)
                 callbacks = self._routes.get(kind)
                 for callback in self._route(kind, False) if callbacks is None else callbacks:

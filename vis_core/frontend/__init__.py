@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
     from vis_core import __version__ as __version__
     from vis_core.agent.deps import SessionInstructionFiles
+    from vis_core.agent.follow import SessionFollow as SessionFollow
     from vis_core.agent.session import AgentSession
     from vis_core.commands import CommandAction as CommandAction
     from vis_core.commands.headless import SCREEN_ONLY as SCREEN_ONLY
@@ -384,7 +385,8 @@ class Frontend:
         return await self._host.new_session()
 
     async def open_session(self, session_id: str) -> Session:
-        """Open a stored session; LookupError when unknown or open in another Vis."""
+        """Open a stored session (the one open here when it is: a process has one live copy
+        of a session); LookupError when unknown or open in another Vis."""
         return await self._host.open_session(session_id)
 
     async def close_session(self, session: Session) -> None:
@@ -396,6 +398,14 @@ class Frontend:
         Vis may open it then) now when idle, else once its turn and the commands its blocks
         left running have ended, neither cut short."""
         await self._host.registry.leave(_agent(session))
+
+    def follow(self, session: Session, callback: Callable[[Event], None]) -> SessionFollow:
+        """Follow ``session``, which may be running a turn, from what the store holds: see
+        :class:`~vis_core.agent.follow.SessionFollow` (read, show, then start)."""
+        from vis_core.agent.follow import SessionFollow
+
+        agent = _agent(session)
+        return SessionFollow(agent.events, self._host.store, agent.id, callback)
 
     def closed_unused(self, session_id: str) -> bool:
         """Whether ``session_id`` was closed here with nothing in it, and so not kept (there

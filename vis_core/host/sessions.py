@@ -63,6 +63,7 @@ class SessionRegistry:
         self.for_a_command: set[str] = set()
         self._closing: dict[AgentSession, asyncio.Future[None]] = {}
         self._leaving: dict[AgentSession, asyncio.Task[None]] = {}  # closed once settled
+        self._opening: dict[str, asyncio.Future[AgentSession]] = {}  # by session id
 
     def delete_abandoned(self) -> int:
         """Delete this workspace's sessions nobody used that no Vis has open, made over
@@ -106,20 +107,43 @@ class SessionRegistry:
     async def open_session(
         self, session_id: str, build: Build, starting: Callable[[], None]
     ) -> AgentSession:
-        """The stored session ``session_id``, opened with its history (``LookupError`` when
+        """The session ``session_id``: the one open here if it is (a close it was left to
+        is called off), else the stored one, opened with its history (``LookupError`` when
         there is none; ``SessionInUse`` when another Vis has it open); ``starting`` runs on
-        the loop once it is found, ``build`` in a thread."""
+        the loop once it is found, ``build`` in a thread. A process has one live copy of a
+        session: two would run turns into one history at once. One closing is waited for,
+        then opened anew."""
+        while True:
+            closing = next((f for s, f in self._closing.items() if s.id == session_id), None)
+            if closing is None:
+                break
+            with contextlib.suppress(Exception):  # its failure is logged by its closer
+                await asyncio.shield(closing)
+        live = self.live_session(session_id)
+        if live is not None:
+            leaving = self._leaving.pop(live, None)
+            if leaving is not None:  # shown again: it stays open
+                leaving.cancel()
+            return live
+        opening = self._opening.get(session_id)
+        if opening is None:
+            opening = asyncio.ensure_future(self._open(session_id, build, starting))
+            self._opening[session_id] = opening
+            opening.add_done_callback(lambda _: self._opening.pop(session_id, None))
+        return await asyncio.shield(opening)
+
+    async def _open(
+        self, session_id: str, build: Build, starting: Callable[[], None]
+    ) -> AgentSession:
         row = self._store.get_session(session_id)
         if row is None:
             raise LookupError(f"no session {session_id!r}; `vis sessions` lists them")
 
         def restore() -> AgentSession:  # a long session reads for seconds; keep the loop free
-            if not open_here:  # no live session of this process runs these turns
-                self._end_interrupted_turns(row.id)
+            self._end_interrupted_turns(row.id)  # no live copy here or elsewhere runs them
             stored = self._store.events(row.id, types=HISTORY_EVENTS)
             return self._opened(row.id, row.title, [event.event for event in stored], build)
 
-        open_here = self.locks.holds(row.id)
         self.locks.acquire(row.id)  # refuse before reading a long history
         try:
             starting()
@@ -182,13 +206,19 @@ class SessionRegistry:
     async def leave(self, session: AgentSession) -> None:
         """A front end shows another session instead of ``session``: it closes (another Vis
         may open it then) now when idle, else once its turn and the commands its blocks left
-        running have ended, neither cut short. A failure to close is logged."""
+        running have ended, neither cut short. Opened again before, it stays open. A failure
+        to close is logged."""
         if session not in self.sessions or session in self._leaving:
             return
         if session.running or session.background_commands:
             task = asyncio.get_running_loop().create_task(self._close_when_settled(session))
             self._leaving[session] = task
-            task.add_done_callback(lambda _: self._leaving.pop(session, None))
+
+            def done(_: object) -> None:  # a leave called off and begun again is another task
+                if self._leaving.get(session) is task:
+                    del self._leaving[session]
+
+            task.add_done_callback(done)
             return
         try:
             await self.close_session(session)
@@ -204,8 +234,8 @@ class SessionRegistry:
 
     def live_session(self, session_id: str) -> AgentSession | None:
         """The open session ``session_id`` of this workspace (a call's session is found here;
-        the latest opened is the one in use)."""
-        return next((s for s in reversed(self.sessions) if s.id == session_id), None)
+        there is one at most: :meth:`open_session` gives the one open)."""
+        return next((s for s in self.sessions if s.id == session_id), None)
 
     def keep_parts(
         self,

@@ -15,17 +15,12 @@ class SessionInUse(LookupError):
 
 
 class SessionLocks:
-    """The session locks of this process (re-entrant: a session opened twice here is fine)."""
+    """The session locks of this process (re-entrant: its opening holds it, then the session)."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self._held: dict[str, tuple[int, int]] = {}  # session id: (fd, count)
         self._lock = threading.Lock()
-
-    def holds(self, session_id: str) -> bool:
-        """Whether this process has ``session_id`` open already."""
-        with self._lock:
-            return session_id in self._held
 
     def acquire(self, session_id: str) -> None:
         """Hold ``session_id``; :class:`SessionInUse` names the process that has it."""

@@ -7,10 +7,11 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vis_core.events import Event, StoredEvent, stored_form
+from vis_core.events import Event, StoredEvent, TurnStarted, stored_form
 from vis_core.paths import VisPaths
 from vis_core.store.attachments import AttachmentsMixin
 from vis_core.store.checkpoint import (
@@ -141,22 +142,61 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin, FoldsMixi
     ) -> list[StoredEvent]:
         """A session's logged events with ``seq > after_seq``, in order; only those ``types``
         when given (the rows of other types are not even read)."""
-        params: dict[str, Any] = {
-            "session": session_id,
-            "first": after_seq + 1,
-            "limit": -1 if limit is None else limit,
-        }
-        only = ""
-        if types is not None:
-            params.update({f"t{i}": name for i, name in enumerate(types)})
-            only = f" AND e.type IN ({', '.join(f':t{i}' for i in range(len(types)))})"
         with self._db.read("read the event log") as conn:
-            rows = conn.execute(
-                f"SELECT e.seq, e.session_id, e.type, e.data, e.created {SESSION_EVENTS}{only} "
-                "ORDER BY e.seq LIMIT :limit",
-                params,
+            return _events(conn, session_id, after_seq, limit, types)
+
+    def session_so_far(self, session_id: str) -> SessionSoFar:
+        """What the store holds of ``session_id`` now, in one snapshot, for a front end that
+        goes on with its live events (see :class:`SessionSoFar`)."""
+        with self._db.read("read the running turn") as conn:
+            (seen,) = conn.execute("SELECT coalesce(max(seq), 0) FROM events").fetchone()
+            turns = conn.execute(
+                "SELECT id, status FROM turns WHERE session_id = ?", (session_id,)
             ).fetchall()
-        return [StoredEvent(*row) for row in rows]
+            ended = frozenset(turn_id for turn_id, status in turns if status != "running")
+            running = {turn_id for turn_id, status in turns if status == "running"}
+            events: list[StoredEvent] = []
+            if running:
+                for row in _events(conn, session_id, 0, None, [TurnStarted.type]):
+                    if getattr(row.event, "turn_id", None) in running:
+                        events = _events(conn, session_id, row.seq - 1, None, None)
+                        break
+        return SessionSoFar(ended, events, seen)
+
+
+@dataclass(frozen=True)
+class SessionSoFar:
+    """What the store held of a session at one moment: the turns that had ended, the
+    events from the start of the turn still running then (none when none ran), and the
+    seq of the last event written then, of any session (a later event has a larger one)."""
+
+    ended: frozenset[str]
+    running: list[StoredEvent]
+    seen: int
+
+
+def _events(
+    conn: sqlite3.Connection,
+    session_id: str,
+    after_seq: int,
+    limit: int | None,
+    types: Collection[str] | None,
+) -> list[StoredEvent]:
+    params: dict[str, Any] = {
+        "session": session_id,
+        "first": after_seq + 1,
+        "limit": -1 if limit is None else limit,
+    }
+    only = ""
+    if types is not None:
+        params.update({f"t{i}": name for i, name in enumerate(types)})
+        only = f" AND e.type IN ({', '.join(f':t{i}' for i in range(len(types)))})"
+    rows = conn.execute(
+        f"SELECT e.seq, e.session_id, e.type, e.data, e.created {SESSION_EVENTS}{only} "
+        "ORDER BY e.seq LIMIT :limit",
+        params,
+    ).fetchall()
+    return [StoredEvent(*row) for row in rows]
 
 
 def _write(

@@ -234,35 +234,43 @@ class MainScreen(Screen[None]):
         return self.core.attachment_file(self.session.id, name)
 
     async def attach(self, core: Frontend, session: Session) -> None:
-        """Show ``session``: its stored turns, prompt history and live events."""
+        """Show ``session``: its stored turns, prompt history and live events. A turn it
+        runs (shown again after ``/new``) shows what it showed so far, then goes on: its
+        events as the store has them, then those published after that read, none twice."""
         if self._unsubscribe is not None:
             self._unsubscribe()
         self.core, self.session = core, session
-        early, self._early_welcome = self._early_welcome, None
-        if self._previewed != session.id:
-            from vis_tui.history import store_page_loader
-
-            self.transcript.clear(keep=early)
-            # the loader reads the notes of every turn: in a thread, as its pages are
-            loader = await asyncio.to_thread(store_page_loader, core.history, session.id)
-            await self.transcript.load_initial(loader)
-        self._previewed = None
-        # a turn of the session shown before goes on there; this one's may run (resumed)
+        follow = core.follow(session, self._post_event)  # from here, with the state below
+        self._unsubscribe = follow.close
+        # a turn of the session shown before goes on there; this one's may run
         self.turn_running = self.status_bar.running = session.running
         self.status_bar.title = session.title
         self.status_bar.model = (
             session.model.label if hasattr(session, "model") else core.model_label
         )
-        self.start_step("")  # shown: the status says ready
         self.status_bar.set_totals(
             session.usage.total,
             session.cost,
             session.context_tokens,
             getattr(session, "context_budget", 0),
         )
+        running = await asyncio.to_thread(follow.read)
+        early, self._early_welcome = self._early_welcome, None
+        if self._previewed != session.id:
+            from vis_tui.history import store_page_loader
+
+            self.transcript.clear(keep=early)
+            # the loader reads the notes of every turn: in a thread, as its pages are; the
+            # turns that had not ended at the read are shown from their events
+            loader = await asyncio.to_thread(
+                store_page_loader, core.history, session.id, shown=follow.ended, seen=follow.seen
+            )
+            await self.transcript.load_initial(loader)
+        self._previewed = None
+        self.start_step("")  # shown: the status says ready
         self.choices = [CommandChoice(i.name.lstrip("/"), i.usage, i.doc) for i in core.commands()]
         self.prompt.set_history(await asyncio.to_thread(core.prompts, session.id))
-        if not self.transcript.turns:
+        if not self.transcript.turns and not running:
             self._welcome(core, session, early)
         elif early is not None:
             early.remove()
@@ -277,7 +285,8 @@ class MainScreen(Screen[None]):
         self.show_draft()
         self.show_plan()
         self.count_background()
-        self._unsubscribe = session.subscribe(self._post_event)
+        self.feed_events(_joined_deltas(running))
+        follow.start()
         if self.queue and not self.turn_running:
             self._send_next()
 
@@ -356,7 +365,8 @@ class MainScreen(Screen[None]):
         self._previewed = session_id
 
     def feed_events(self, events: list[Event]) -> None:
-        """Show ``events`` as if the session had published them (demos, snapshots)."""
+        """Show ``events`` as if the session had published them (a running turn read back
+        from the store, demos, snapshots)."""
         from vis_tui.event_map import dispatch
 
         for event in events:
@@ -886,6 +896,30 @@ class MainScreen(Screen[None]):
             return
         self.app.copy_to_clipboard(text)
         self.app.notify(f"Copied {what} to the clipboard.")
+
+
+def _joined_deltas(events: list[Event]) -> list[Event]:
+    """``events`` with each run of one turn's answer deltas as one delta (shown at once)."""
+    from vis_core.events import AssistantDelta
+
+    joined: list[Event] = []
+    run: list[AssistantDelta] = []  # deltas of one turn in a row, not joined yet
+
+    def join() -> None:
+        if run:
+            text = "".join(delta.text for delta in run)
+            joined.append(AssistantDelta(run[0].session_id, turn_id=run[0].turn_id, text=text))
+            run.clear()
+
+    for event in events:
+        if not isinstance(event, AssistantDelta) or (run and run[0].turn_id != event.turn_id):
+            join()
+        if isinstance(event, AssistantDelta):
+            run.append(event)
+        else:
+            joined.append(event)
+    join()
+    return joined
 
 
 def _instruction_labels(session: Session) -> list[tuple[str, int]]:

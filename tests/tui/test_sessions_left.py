@@ -196,6 +196,49 @@ async def test_a_session_shown_again_during_its_turn_is_the_one_running_it(
         assert [t.request for t in store.turns(busy.id)] == ["spin", "and again"]
 
 
+SLOW_COMMAND = """
+import pathlib, time
+import vis_core.extension as vis
+
+def _slow(ctx):
+    root = pathlib.Path(ctx["workspace_root"])
+    (root / "started").touch()
+    while not (root / "go").exists():
+        time.sleep(0.02)
+    return vis.ok("Slow", "finished slowly")
+
+vis.register_extension(vis.Extension(
+    name="slow", alias="slow", description="A slow command.",
+    slash_commands=[vis.SlashCommand("slow", _slow, doc="Takes its time.")],
+))
+"""
+
+
+async def test_a_session_left_during_a_slash_command_closes_once_it_ends(
+    workspace: Path, vis_home: Path
+) -> None:
+    (vis_home / "extensions").mkdir()
+    (vis_home / "extensions" / "slow.py").write_text(SLOW_COMMAND, encoding="utf-8")
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        assert app.session is not None
+        busy = app.session
+        app.main.prompt.insert("/slow")
+        await pilot.press("enter")
+        await until(pilot, lambda: (workspace / "started").exists())
+        app.main.prompt.insert("/new")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session is not busy)
+        await pilot.pause()
+        assert not openable(busy.id)  # its command goes on: kept open
+        (workspace / "go").touch()
+        await until(pilot, lambda: openable(busy.id))
+    with Store(Path(os.environ["VIS_HOME"]) / "vis.db") as store:
+        noted = [row.event for row in store.events(busy.id, types=["CommandNoted"])]
+    assert [getattr(event, "ok", None) for event in noted] == [True]  # it ended as it would
+
+
 async def test_quitting_a_session_nobody_used_names_no_session_to_resume(
     workspace: Path,
 ) -> None:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -181,6 +182,7 @@ class AgentSession:
         self._outcome: TurnOutcome | None = None  # the running turn's, for its children's cost
         # the tool calls running child sessions (run_session, consult): the turn ends after them
         self.children: set[asyncio.Task[Any]] = set()
+        self._commands: set[asyncio.Future[None]] = set()  # each slash command running in it
         for event in history:
             self._absorb(event)
         # state is current before others look; an Activity changes none of it
@@ -310,12 +312,30 @@ class AgentSession:
         """How many commands an ended block left running still run."""
         return self.tool_context.in_background() if self.tool_context is not None else 0
 
+    @property
+    def settling(self) -> bool:
+        """Whether a turn, a slash command or a command an ended block left running runs."""
+        return self.running or bool(self._commands) or bool(self.background_commands)
+
+    @contextlib.contextmanager
+    def command(self) -> Iterator[None]:
+        """A slash command runs in this session meanwhile (:meth:`settled` waits for it)."""
+        done = asyncio.get_running_loop().create_future()
+        self._commands.add(done)
+        try:
+            yield
+        finally:
+            self._commands.discard(done)
+            done.set_result(None)
+
     async def settled(self) -> None:
-        """Return once no turn runs and no command an ended block left running still runs
-        (waiting cuts neither short)."""
+        """Return once no turn, no slash command and no command an ended block left running
+        still runs (waiting cuts none short)."""
         while True:
             if self._task is not None and not self._task.done():
                 await asyncio.wait([self._task])
+            elif self._commands:
+                await asyncio.wait(list(self._commands))
             elif self.background_commands:
                 assert self.tool_context is not None
                 await self.tool_context.background_ended()

@@ -132,10 +132,17 @@ class CommandRegistry:
 
     async def run(self, session: AgentSession | None, text: str) -> CommandResult:
         """Run the command ``text``; what it shows is kept with ``session`` (a
-        :class:`CommandNoted`), so a resumed session shows it again."""
+        :class:`CommandNoted`), so a resumed session shows it again. The session is not
+        closed meanwhile (:meth:`AgentSession.settled` waits for it)."""
+        if session is None:
+            return await self._run(session, text)
+        with session.command():
+            return await self._noted(session, text)
+
+    async def _noted(self, session: AgentSession, text: str) -> CommandResult:
         result = await self._run(session, text)
         shown = result.action is None or result.action is CommandAction.OPEN_DRAFT
-        if session is not None and shown and result.noted:
+        if shown and result.noted:
             from vis_core.events import CommandNoted
 
             await session.emit(

@@ -205,12 +205,12 @@ class SessionRegistry:
 
     async def leave(self, session: AgentSession) -> None:
         """A front end shows another session instead of ``session``: it closes (another Vis
-        may open it then) now when idle, else once its turn and the commands its blocks left
-        running have ended, neither cut short. Opened again before, it stays open. A failure
-        to close is logged."""
+        may open it then) now when idle, else once its turn, its slash commands and the
+        commands its blocks left running have ended, none cut short. Opened again before, it
+        stays open. A failure to close is logged."""
         if session not in self.sessions or session in self._leaving:
             return
-        if session.running or session.background_commands:
+        if session.settling:
             task = asyncio.get_running_loop().create_task(self._close_when_settled(session))
             self._leaving[session] = task
 

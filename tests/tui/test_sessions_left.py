@@ -43,6 +43,17 @@ def openable(session_id: str) -> bool:
     return True
 
 
+def refusal(session_id: str) -> str:
+    """What another Vis is told when it asks for ``session_id`` (held here)."""
+    locks = SessionLocks(VisPaths.from_env().data_dir / "sessions")
+    try:
+        locks.acquire(session_id)
+    except SessionInUse as exc:
+        return str(exc)
+    locks.release(session_id)
+    raise AssertionError(f"session {session_id} is not held")
+
+
 def _stored(session_id: str) -> bool:
     with Store(Path(os.environ["VIS_HOME"]) / "vis.db") as store:
         return store.get_session(session_id) is not None
@@ -237,6 +248,34 @@ async def test_a_session_left_during_a_slash_command_closes_once_it_ends(
     with Store(Path(os.environ["VIS_HOME"]) / "vis.db") as store:
         noted = [row.event for row in store.events(busy.id, types=["CommandNoted"])]
     assert [getattr(event, "ok", None) for event in noted] == [True]  # it ended as it would
+
+
+async def test_a_vis_refused_a_session_left_during_its_turn_is_told_so(
+    workspace: Path, tmp_path: Path
+) -> None:
+    script = write_script(tmp_path, [{"code": WAIT_FOR_GO}, {"text": "done"}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        assert app.session is not None
+        busy = app.session
+        assert "close it there first" in refusal(busy.id)  # shown here
+        app.main.prompt.insert("spin")
+        await pilot.press("enter")
+        await until(pilot, lambda: busy.running)
+        app.main.prompt.insert("/new")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session is not busy)
+        await pilot.pause()
+        said = refusal(busy.id)
+        assert "close it there first" not in said and "shows another session now" in said, said
+        app.action_sessions()  # shown again: held as shown
+        picker = await on_top(pilot, SessionsScreen)
+        picker.dismiss(busy.id)
+        await until(pilot, lambda: app.session is busy)
+        assert "close it there first" in refusal(busy.id)
+        (workspace / "go").touch()
+        await until(pilot, lambda: not busy.running)
 
 
 async def test_quitting_a_session_nobody_used_names_no_session_to_resume(

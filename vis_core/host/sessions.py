@@ -124,6 +124,7 @@ class SessionRegistry:
             leaving = self._leaving.pop(live, None)
             if leaving is not None:  # shown again: it stays open
                 leaving.cancel()
+                self.locks.mark_left(session_id, False)
             return live
         opening = self._opening.get(session_id)
         if opening is None:
@@ -206,11 +207,12 @@ class SessionRegistry:
     async def leave(self, session: AgentSession) -> None:
         """A front end shows another session instead of ``session``: it closes (another Vis
         may open it then) now when idle, else once its turn, its slash commands and the
-        commands its blocks left running have ended, none cut short. Opened again before, it
-        stays open. A failure to close is logged."""
+        commands its blocks left running have ended, none cut short (its lock says so
+        meanwhile). Opened again before, it stays open. A failure to close is logged."""
         if session not in self.sessions or session in self._leaving:
             return
         if session.settling:
+            self.locks.mark_left(session.id, True)
             task = asyncio.get_running_loop().create_task(self._close_when_settled(session))
             self._leaving[session] = task
 

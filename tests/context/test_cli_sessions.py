@@ -73,3 +73,23 @@ def test_resume_and_continue_explain_what_is_missing(
     assert "no session 'feedface'" in missing.stderr and "vis sessions" in missing.stderr
     both = _run(workspace, vis_home, s, "--resume", "x", "--continue", "again")
     assert both.returncode == 2 and "either --continue or --resume" in both.stderr
+
+
+def test_a_session_is_resumed_only_from_its_own_folder(vis_home: Path, tmp_path: Path) -> None:
+    """Run from another folder, `--resume ID` is refused naming the session's folder: its turns
+    never read or change the files there, nor mix them into the session."""
+    there, here = tmp_path / "there", tmp_path / "here"
+    for folder in (there, here):
+        folder.mkdir()
+        (folder / "notes.txt").write_text(f"notes of {folder.name}\n")
+    read = script(tmp_path, [{"code": "print(open('notes.txt').read())"}, {"text": "read"}])
+    first = _events(_run(there, vis_home, read, "read the notes"))
+    session_id = first[0]["session_id"]
+    elsewhere = _run(here, vis_home, read, "--resume", session_id[:8], "again")
+    assert elsewhere.returncode == 2
+    assert f"belongs to {there.resolve()}" in elsewhere.stderr and "cd " in elsewhere.stderr
+    assert "notes of here" not in elsewhere.stdout
+    with Store(vis_home / "vis.db") as store:
+        assert [t.request for t in store.turns(session_id)] == ["read the notes"]
+    again = _events(_run(there, vis_home, read, "--resume", session_id[:8], "again"))
+    assert any("notes of there" in json.dumps(e) for e in again)

@@ -88,3 +88,42 @@ async def test_consult_answers_in_a_fork_and_leaves_the_original_as_it_was(
     (fork,) = forks
     assert fork.forked_from == source.id and fork.parent_id == parent.id
     assert fork.turn_count == 2  # the copied turn and the question
+
+
+async def test_a_session_of_another_workspace_is_consulted_in_a_fork_of_the_askers(
+    vis_home: Path, tmp_path: Path
+):
+    """With sessions_scope = "all" another project's session answers too: its fork is the
+    asker's child, in the asker's workspace (a session opens only where it belongs)."""
+    there, here = tmp_path / "there", tmp_path / "here"
+    there.mkdir()
+    here.mkdir()
+    (vis_home / "config.toml").write_text('sessions_scope = "all"\n', encoding="utf-8")
+    path = script(
+        tmp_path / "s.yaml",
+        [{"code": ASK}, {"text": "the other session knew"}],
+        {
+            "investigate the flaky test": [{"text": "test_x depends on the clock"}],
+            "what did you find about the flaky test": [{"text": "the clock"}],
+        },
+    )
+    host = await open_host(there, path)
+    try:
+        source = await host.new_session()
+        await source.submit("investigate the flaky test")
+    finally:
+        await host.close()
+    host = await open_host(here, path)
+    events: list[Event] = []
+    try:
+        parent = await host.new_session()
+        parent.subscribe(events.append)
+        ended = await parent.submit("ask the other session")
+        (fork,) = host.store.children(parent.id)
+    finally:
+        await host.close()
+    assert ended.status.value == "completed", ended.error
+    (block,) = [e for e in events if isinstance(e, BlockFinished)]
+    assert block.error is None, block.error
+    assert block.stdout.strip() == "investigate the flaky test | the clock | True"
+    assert fork.forked_from == source.id and Path(fork.workspace) == here.resolve()

@@ -75,3 +75,25 @@ async def test_sessions_are_listed_loaded_and_resumed_and_an_untrusted_project_w
         await conn.close_session(session_id=sid)
         with pytest.raises(RequestError):  # a closed session takes no prompt
             await conn.prompt(session_id=sid, prompt=[text_block("after close")])
+
+
+async def test_a_session_loads_only_with_its_own_folder_as_cwd(vis_home, tmp_path):
+    """An editor asking to load or resume a session with another folder as ``cwd`` is told the
+    session's folder: its turns never run in the folder the editor gave."""
+    there, here = tmp_path / "there", tmp_path / "here"
+    there.mkdir()
+    here.mkdir()
+    client = EditorClient()
+    async with vis_acp(client, there, vis_home, script(tmp_path, [{"text": "one"}])) as (conn, _):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        sid = (await conn.new_session(cwd=str(there), mcp_servers=[])).session_id
+        await conn.prompt(session_id=sid, prompt=[text_block("first")])
+    client = EditorClient()
+    async with vis_acp(client, here, vis_home, script(tmp_path, [{"text": "two"}])) as (conn, _):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        for ask in (conn.load_session, conn.resume_session):
+            with pytest.raises(RequestError) as refused:
+                await ask(cwd=str(here), session_id=sid, mcp_servers=[])
+            assert f"belongs to {there.resolve()}" in str(refused.value.data)
+        await conn.load_session(cwd=str(there), session_id=sid, mcp_servers=[])
+        assert client.text("user_message_chunk") == "first"

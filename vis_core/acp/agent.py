@@ -230,6 +230,10 @@ class VisAgent:
             return link.core, link.session
         core = await self._core(cwd)
         row = _stored(core, session_id)
+        if Path(row.workspace).resolve() != core.workspace:  # its turns run in its own folder
+            raise RequestError.invalid_params(
+                {"cwd": f"session {session_id} belongs to {row.workspace}; give that as cwd"}
+            )
         try:
             session = await core.open_session(row.id)
         except LookupError as exc:  # another Vis has it open

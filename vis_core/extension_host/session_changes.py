@@ -69,8 +69,9 @@ def fork_stored(
     settings_of: str | None = None,
 ) -> Future[SessionRow]:
     """A new session holding ``source_id``'s events up to and including ``turn``'s end, with
-    fresh ids, the group and session settings of ``settings_of`` (default: the session it
-    copies; a consulted session's fork takes those of the session that asks), ``forked_from``
+    fresh ids, the workspace, group and session settings of ``settings_of`` (default: the
+    session it copies; a consulted session's fork takes those of the session that asks, and
+    runs where it does, even when it copies another project's session), ``forked_from``
     recorded and the fork point kept for ``read_session``: read and written by the store's
     writer, after what was queued before (the future of the new row, or of the
     ``LookupError`` or ``ValueError`` that says why there is no fork)."""
@@ -97,13 +98,13 @@ def _fork(
     if bounds is None:
         raise LookupError(f"{what}: there is no session {settings_of!r}")
     row = store.create_session(
-        source.workspace,
-        source.project_root,
+        bounds.workspace,
+        bounds.project_root,
         title=title,
         group=bounds.group,
         forked_from=source.id,
     )
-    store.append(SessionCreated(row.id, title=title, workspace=source.workspace, group=row.group))
+    store.append(SessionCreated(row.id, title=title, workspace=bounds.workspace, group=row.group))
     store.append_many(_renamed(copied, row.id))
     # its settings too: a jail turned on for that session alone stays on in the fork
     store.copy_session_overrides(bounds.id, row.id)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import shlex
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -34,6 +35,25 @@ RELOADED = "the extensions were reloaded (/reload)"
 ABANDONED_AFTER = 60.0
 # builds the open session ``session_id`` titled ``title`` with ``history`` replayed
 Build = Callable[[str, str, list[Event]], AgentSession]
+
+
+class SessionElsewhere(LookupError):
+    """A stored session of another workspace: its turns run in its own folder (its files,
+    checkpoints, trust and settings are that folder's), never in this one."""
+
+    def __init__(self, session_id: str, workspace: str, here: Path) -> None:
+        self.workspace = workspace
+        gone = "" if Path(workspace).is_dir() else " (that folder is gone)"
+        super().__init__(
+            f"session {session_id[:8]} belongs to {workspace}{gone}, not to {here}: its "
+            f"turns run in its own folder; resume it from there (cd {shlex.quote(workspace)})"
+        )
+
+
+def belongs_here(row: SessionRow, workspace: Path) -> bool:
+    """Whether the stored session ``row`` is one of ``workspace``'s (resolved)."""
+    stored = Path(row.workspace)
+    return stored == workspace or stored.resolve() == workspace
 
 
 class SessionRegistry:
@@ -109,10 +129,10 @@ class SessionRegistry:
     ) -> AgentSession:
         """The session ``session_id``: the one open here if it is (a close it was left to
         is called off), else the stored one, opened with its history (``LookupError`` when
-        there is none; ``SessionInUse`` when another Vis has it open); ``starting`` runs on
-        the loop once it is found, ``build`` in a thread. A process has one live copy of a
-        session: two would run turns into one history at once. One closing is waited for,
-        then opened anew."""
+        there is none; ``SessionElsewhere`` when it is another workspace's; ``SessionInUse``
+        when another Vis has it open); ``starting`` runs on the loop once it is found,
+        ``build`` in a thread. A process has one live copy of a session: two would run turns
+        into one history at once. One closing is waited for, then opened anew."""
         while True:
             closing = next((f for s, f in self._closing.items() if s.id == session_id), None)
             if closing is None:
@@ -139,6 +159,8 @@ class SessionRegistry:
         row = self._store.get_session(session_id)
         if row is None:
             raise LookupError(f"no session {session_id!r}; `vis sessions` lists them")
+        if not belongs_here(row, self._workspace):
+            raise SessionElsewhere(row.id, row.workspace, self._workspace)
 
         def restore() -> AgentSession:  # a long session reads for seconds; keep the loop free
             self._end_interrupted_turns(row.id)  # no live copy here or elsewhere runs them

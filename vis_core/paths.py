@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -406,6 +407,22 @@ class TrustStore:
         entries[str(resolved)] = taken.fingerprint
         self._save(entries)
         return resolved
+
+    @contextmanager
+    def keeping(self, project: Path | str, relative: str) -> Iterator[None]:
+        """The person's own edit of the control file ``relative`` of ``project`` (a ``vis``
+        command's): a project trusted with its control files as they were just before stays
+        trusted with the edit, when nothing but that file changed meanwhile."""
+        before = take_snapshot(project)
+        try:
+            kept = self.holds(before)
+        except TrustListError:
+            kept = False
+        yield
+        if kept:
+            after = take_snapshot(project)
+            if before.same_but(after, relative):
+                self.trust(project, after)
 
     def forget(self, project: Path | str) -> None:
         """Trust ``project`` no more (nothing happens when it was not trusted)."""

@@ -260,3 +260,30 @@ def test_list_says_in_a_line_what_a_server_wrote_that_is_not_mcp(
     )
     (log,) = (vis_home / "logs").glob("*/vis.log")
     assert "Failed to parse JSONRPC message from server" in log.read_text()
+
+
+def test_the_persons_own_local_edit_keeps_a_trusted_project_trusted(
+    vis_home: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`vis mcp add -l` / `remove -l` in a trusted project keep it trusted, as a project
+    setting saved with `vis settings set` does; a control file changed by something else
+    meanwhile still takes the trust back."""
+    from vis_core.paths import TrustStore, VisPaths
+
+    assert main(["trust", str(workspace)]) == 0
+    args = ["-C", str(workspace), "settings", "set", "max_iterations", "10", "--scope", "project"]
+    assert main(args) == 0
+    get = ["-C", str(workspace), "settings", "get", "max_iterations"]
+    trust = TrustStore(VisPaths.from_env())
+    capsys.readouterr()
+    assert main(["-C", str(workspace), "mcp", "add", "-l", "tools", "--", "uvx", "tools"]) == 0
+    assert trust.is_trusted(workspace)
+    assert main(get) == 0 and capsys.readouterr().out.splitlines()[-1] == "10"
+    assert main(["-C", str(workspace), "mcp", "remove", "-l", "tools"]) == 0
+    assert trust.is_trusted(workspace)
+    assert main(get) == 0 and capsys.readouterr().out.splitlines()[-1] == "10"
+    (workspace / "vis.yml").write_text("environment:\n  PLANTED: 1\n")  # not the person's edit
+    assert main(["-C", str(workspace), "mcp", "add", "-l", "tools", "--", "uvx", "tools"]) == 0
+    assert not trust.is_trusted(workspace)
+    assert main(get) == 0 and capsys.readouterr().out.splitlines()[-1] == "50"
+

@@ -106,3 +106,25 @@ async def test_a_config_written_after_the_start_is_read_at_the_reload_command(
         assert alpha is not None and alpha.state is State.CONNECTED, alpha and alpha.error
     finally:
         await host.close()
+
+
+async def test_mcp_disable_of_a_project_server_keeps_the_project_trusted(
+    vis_home: Path, workspace: Path, http_server: str
+) -> None:
+    """``/mcp disable`` writes the trusted project's ``.vis/mcp.json``: the person's own edit,
+    so the project stays trusted (its servers and settings load at the next start)."""
+    from vis_core.paths import TrustStore, VisPaths
+
+    path = write_config(workspace / ".vis" / "mcp.json", {"alpha": http_entry(http_server)})
+    trust = TrustStore(VisPaths.from_env())
+    trust.trust(workspace)
+    host = await Host.open(HostOptions(workspace=workspace))
+    try:
+        host.mcp.start()
+        await host.mcp.manager.wait_all(60)
+        off = await host.commands.run(None, "/mcp disable alpha")
+        assert off.ok, off.body
+    finally:
+        await host.close()
+    assert json.loads(path.read_text())["mcpServers"]["alpha"]["enabled"] is False
+    assert trust.is_trusted(workspace)

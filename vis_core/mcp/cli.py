@@ -8,8 +8,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractAsyncContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,6 +49,21 @@ def _target(args: argparse.Namespace, workspace: Path) -> Path:
     if args.local:
         return project_file(find_project_root(workspace))
     return VisPaths.from_env().mcp_file
+
+
+@contextmanager
+def _editing(args: argparse.Namespace, workspace: Path) -> Iterator[Path]:
+    """The servers' file ``args`` name, to edit; the person's own edit of a trusted project's
+    ``.vis/mcp.json`` keeps the project trusted (as ``vis settings set --scope project``)."""
+    from vis_core.paths import TrustStore, VisPaths, find_project_root
+
+    path = _target(args, workspace)
+    if not args.local:
+        yield path
+        return
+    root = find_project_root(workspace)
+    with TrustStore(VisPaths.from_env()).keeping(root, path.relative_to(root).as_posix()):
+        yield path
 
 
 def _entry(args: argparse.Namespace) -> dict[str, object]:
@@ -103,7 +118,6 @@ def run_mcp(
             file=sys.stderr,
         )
         return EXIT_USAGE
-    path = _target(args, workspace)
     if args.mcp_command == "add":
         try:
             entry = _entry(args)
@@ -111,14 +125,16 @@ def run_mcp(
             print(f"vis mcp add: {exc}", file=sys.stderr)
             return EXIT_USAGE
         try:
-            add_server(path, args.name, entry)
+            with _editing(args, workspace) as path:
+                add_server(path, args.name, entry)
         except EditError as exc:
             print(f"vis mcp add: {exc}", file=sys.stderr)
             return EXIT_FAILED
         print(f"Added MCP server {args.name!r} to {path}. Check it with `vis mcp list`.")
         return EXIT_OK
     try:
-        removed = remove_server(path, args.name)
+        with _editing(args, workspace) as path:
+            removed = remove_server(path, args.name)
     except EditError as exc:
         print(f"vis mcp remove: {exc}", file=sys.stderr)
         return EXIT_FAILED

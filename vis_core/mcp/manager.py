@@ -26,6 +26,7 @@ from vis_core.mcp.launch import start_folder
 from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.names import PREFIX, safe
 from vis_core.model.conversation import ToolDefinition
+from vis_core.paths import TrustStore
 from vis_core.tools.registry import HostTool
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ class McpManager:
         self.workspace = workspace
         self.mcp_log = McpLog(paths.log_dir / "mcp.log")
         self.start_dir = start_folder(paths)  # where the person's stdio servers start
+        self._trust = TrustStore(paths)
         self.listeners: list[Callable[[], None]] = []
         self._connections: dict[str, ServerConnection] = {}
         self._reported: set[str] = set()
@@ -273,11 +275,16 @@ class McpManager:
             raise LookupError(f"no MCP server named {name!r}")
         return conn
 
-    @staticmethod
-    def _save(server: ServerConfig, field: str, value: Any) -> None:
+    def _save(self, server: ServerConfig, field: str, value: Any) -> None:
         if server.source in (Source.EXTENSION, Source.CLIENT):
             return  # registered and editor servers change for this run only
-        set_field(Path(server.origin), server.name, field, value)
+        path = Path(server.origin)
+        if server.source is Source.PROJECT:  # the person's own edit keeps the project trusted
+            root = path.parent.parent  # <project>/.vis/mcp.json
+            with self._trust.keeping(root, path.relative_to(root).as_posix()):
+                set_field(path, server.name, field, value)
+            return
+        set_field(path, server.name, field, value)
 
     # -- tools ----------------------------------------------------------------------------
 

@@ -287,3 +287,25 @@ def test_the_persons_own_local_edit_keeps_a_trusted_project_trusted(
     assert not trust.is_trusted(workspace)
     assert main(get) == 0 and capsys.readouterr().out.splitlines()[-1] == "50"
 
+
+def test_list_redacts_a_key_written_in_the_file_as_it_is(vis_home: Path, workspace: Path) -> None:
+    """A server's env named like a key is a secret also when mcp.json holds the value itself
+    (not ``${VAR}``): what the server prints of it is redacted in `vis mcp list`."""
+    from cli_support import vis
+
+    leak = workspace / "leak.py"
+    leak.write_text(
+        "import os, sys\n"
+        "print('my key is', os.environ['MY_API_KEY'], 'and tok', os.environ['GH_TOKEN'],"
+        " file=sys.stderr)\n"
+        "sys.exit(3)\n"
+    )
+    env = ["--env", "MY_API_KEY=sk-literal-secret-123456", "--env", "GH_TOKEN=${GH_TOKEN}"]
+    added = vis("mcp", "add", "leak", *env, "--", sys.executable, str(leak), cwd=workspace,
+                env_home=vis_home)  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    token = {"GH_TOKEN": "ghp_from_the_environment_0123"}
+    listed = vis("mcp", "list", cwd=workspace, env_home=vis_home, extra_env=token)
+    assert listed.returncode == 1 and "leak  failed" in listed.stdout, listed.stdout
+    assert "my key is [REDACTED] and tok [REDACTED]" in listed.stdout
+    assert "sk-literal-secret-123456" not in listed.stdout + listed.stderr

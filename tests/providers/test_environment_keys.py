@@ -143,11 +143,14 @@ def test_keys_an_mcp_server_config_expands_are_secrets() -> None:
         ("GITHUB_TOKEN", "${GH_PAT}"),
         ("WHERE", "${HOME}"),
         ("KEY_CMD_TOKEN", "!echo s3cret-from-cmd"),
+        ("MY_API_KEY", "sk-literal-secret-123456"),  # a key written in the file as it is
+        ("MODE", "sk-not-named-like-a-key"),
     )
     expanded = expand_map(env, "env", environ)
     assert expanded_keys(env, expanded, all_keys=False, environ=environ) == [
         "ghp_0123456789abcdef",
         "s3cret-from-cmd",
+        "sk-literal-secret-123456",
     ]
     # variables named like keys are secrets; a short one is not (it would eat ordinary text)
     environ["GITHUB_TOKEN"] = "ghp_fedcba9876543210"

@@ -66,19 +66,21 @@ def expanded_keys(
     all_keys: bool,
     environ: Mapping[str, str] | None = None,
 ) -> list[str]:
-    """The keys expansion brought into ``expanded``: each ``${VAR}``'s value and each
+    """The keys in ``expanded``, for the redactor: each ``${VAR}``'s value and each
     ``!command``'s output, of every entry (``all_keys``: headers) or of entries named like a
-    key (``GITHUB_TOKEN``: env), for the redactor."""
+    key (``GITHUB_TOKEN``: env); an entry named like a key is one whole, also when written
+    in the file as it is (``MY_API_KEY=sk-...``)."""
     env = os.environ if environ is None else environ
     found: list[str] = []
     for key, raw in pairs:
-        if not (all_keys or key_name(key)):
+        named = key_name(key)
+        if not (all_keys or named):
             continue
-        if raw.startswith("!"):
+        if raw.startswith("!") or named:
             found.append(expanded.get(key, ""))
-        else:
+        if not raw.startswith("!"):
             found.extend(env.get(name, "") for name in _VAR.findall(raw))
-    return [value for value in found if value]
+    return [value for value in dict.fromkeys(found) if value]
 
 
 def expand_map(

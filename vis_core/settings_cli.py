@@ -110,6 +110,7 @@ async def _set(
     if problem is not None:
         err.write(f"vis settings: {problem}\n")
         return EXIT_USAGE
+    args.session = _session_id(settings, args.session)  # checked as get and list check it
     if args.reset:
         result = await settings.reset(
             args.id, args.scope, session_id=args.session, group=args.group
@@ -149,9 +150,36 @@ async def _set(
     return EXIT_OK
 
 
+def _session_id(settings: SettingsService, given: str | None) -> str | None:
+    """The full id of the session ``--session`` names (an id or a prefix, as ``vis run
+    --resume`` takes it); ``ValueError`` when there is no such session."""
+    if given is None or settings.store is None:
+        return given
+    from vis_core.store import StoreError
+
+    try:
+        row = settings.store.get_session(given)
+    except StoreError as exc:  # an ambiguous prefix, an unreadable database
+        raise ValueError(str(exc)) from None
+    if row is None:
+        raise ValueError(f"there is no session {given!r}; `vis sessions` lists them")
+    return row.id
+
+
 def _scope_problem(settings: SettingsService, args: argparse.Namespace) -> str | None:
     """What ``--scope group`` or ``--scope session`` lacks on this command line, said with the
-    option that gives it (the settings' own words point to the app's /group)."""
+    option that gives it (the settings' own words point to the app's /group); an option the
+    scope would ignore is refused."""
+    if args.group is not None and args.scope != SettingScope.GROUP.value:
+        return f"setting {args.id!r}: --group is for --scope group, not --scope {args.scope}"
+    if args.session is not None and args.scope not in (
+        SettingScope.SESSION.value,
+        SettingScope.GROUP.value,
+    ):
+        return (
+            f"setting {args.id!r}: --session is for --scope session or group; a "
+            f"{args.scope} value is every session's"
+        )
     if args.scope == SettingScope.SESSION.value and args.session is None:
         return (
             f"setting {args.id!r}: session scope needs --session ID (`vis sessions` lists "
@@ -164,8 +192,7 @@ def _scope_problem(settings: SettingsService, args: argparse.Namespace) -> str |
             f"setting {args.id!r}: group scope needs --group NAME, or --session ID of a "
             "session in a group"
         )
-    known = settings.store is not None and settings.store.get_session(args.session)
-    if known and settings.session_group(args.session) is None:
+    if settings.session_group(_session_id(settings, args.session)) is None:
         return f"setting {args.id!r}: session {args.session} is in no group; give --group NAME"
     return None
 
@@ -196,6 +223,8 @@ async def _run(args: argparse.Namespace, workspace: Path, streams: tuple[TextIO,
     stdin, out, err = streams
     host = await Host.open(HostOptions(workspace=workspace, channel=Channel.CLI))
     try:
+        if args.settings_command != "set":  # set says first what its scope lacks
+            args.session = _session_id(host.settings, args.session)
         if args.settings_command == "list":
             return _list(host.settings, args, out)
         if args.settings_command == "get":

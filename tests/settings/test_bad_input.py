@@ -120,6 +120,10 @@ def test_vis_trust_of_a_missing_path_or_a_file_is_a_named_error(
         (("jail", "true", "--scope", "session"), "session scope needs --session ID"),
         (("jail", "true", "--scope", "group"), "group scope needs --group NAME, or --session"),
         (("max_iterations", "10", "--scope", "project"), "until you trust this project"),
+        # an option the scope would ignore
+        (("max_iterations", "10", "--group", "g1"), "--group is for --scope group"),
+        (("jail", "true", "--scope", "project", "--group", "g1"), "--group is for --scope group"),
+        (("max_iterations", "10", "--session", "nope"), "--session is for --scope session"),
     ],
 )
 def test_vis_settings_set_refuses_what_cannot_be_used_and_saves_nothing(
@@ -185,3 +189,29 @@ def test_vis_settings_set_at_group_scope_for_a_session_in_no_group_asks_for_grou
     _clean(done, f"setting 'jail': session {session_id} is in no group; give --group NAME")
     assert "/group" not in done.stderr
     assert _in_process(capsys, workspace, *args, "--group", "team").returncode == 0
+
+
+def test_vis_settings_get_and_list_check_the_session_as_set_does(
+    workspace: Path, vis_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``get``/``list --session`` of no session are refused as ``set`` refuses it (they printed
+    the default, exit 0); a prefix names the session for all three (``set`` saved under the
+    prefix, a key no session has)."""
+    ok = _script(tmp_path, [{"text": "ok"}])
+    run = _vis(
+        "run", "--provider", "scripted", "--script", str(ok), "hi", cwd=workspace, env_home=vis_home
+    )
+    assert run.returncode == 0, run.stderr
+    for verb in (("get", "max_iterations"), ("list",)):
+        _clean(_in_process(capsys, workspace, "settings", *verb, "--session", "zzzz"), "zzzz")
+    from vis_core.store import Store
+
+    with Store(vis_home / "vis.db") as store:
+        [row] = store.list_sessions(workspace.resolve())
+    put = ("settings", "set", "max_iterations", "10", "--scope", "session", "--session")
+    assert _in_process(capsys, workspace, *put, row.id[:8]).returncode == 0
+    for session in (row.id, row.id[:8]):
+        got = _in_process(
+            capsys, workspace, "settings", "get", "max_iterations", "--session", session
+        )
+        assert (got.returncode, got.stdout.strip()) == (0, "10"), got.stderr

@@ -86,6 +86,8 @@ def _list(settings: SettingsService, args: argparse.Namespace, out: TextIO) -> i
             out.write(json.dumps({"extension": group.name, "error": group.error}) + "\n")
         elif group.error:
             out.write(f"# extension {group.name} did not load: {group.error}\n")
+    for note in settings.unknown_notes():  # keys of the files no row shows
+        out.write(json.dumps({"ignored": note}) + "\n" if args.json else f"# {note}\n")
     return EXIT_OK
 
 

@@ -31,6 +31,10 @@ class SettingsPanel:
         """Vis's settings and each extension's, from declarations (no extension code runs)."""
         return build_tree(self._service.extensions)
 
+    def notes(self) -> list[str]:
+        """The keys of the settings files Vis ignores, one note per file (no row shows them)."""
+        return self._service.unknown_notes()
+
     def group(self, session_id: str | None) -> str | None:
         """The settings group session ``session_id`` is in."""
         return self._service.session_group(session_id)

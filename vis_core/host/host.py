@@ -289,6 +289,7 @@ class Host:
             if refusal is None or problem.rstrip(".") not in refusal
         )
         notes.extend(self.settings.invalid_notes())
+        notes.extend(self.settings.unknown_notes())
         notes.extend(self.commands.file_problems())
         return notes
 

@@ -81,6 +81,7 @@ class SettingsReader:
         self._owners: dict[str, SettingOwner] = {}
         self.problems: list[str] = []
         self._global: dict[str, Any] = {}
+        self._global_unknown: list[str] = []  # config.toml's keys Vis does not read
         self._global_problem: str | None = None
         self._project_values = ProjectValues()
         self._secret_values: dict[str, str] = {}
@@ -110,9 +111,9 @@ class SettingsReader:
         self.snapshot = snapshot
         self._global_problem = None
         try:
-            self._global = self.global_file.values()
+            self._global, self._global_unknown = self.global_file.read()
         except ValueError as exc:
-            self._global = {}
+            self._global, self._global_unknown = {}, []
             self._global_problem = str(exc)
             problems.append(str(exc))
         self._project_values = self.project.read(snapshot)
@@ -378,6 +379,42 @@ class SettingsReader:
                 continue
             for problem in self.resolve(setting.id).invalid:
                 notes.append(f"{problem}; Vis uses the default until it is fixed")
+        return notes
+
+    def unknown_notes(self) -> list[str]:
+        """One note per settings file holding keys Vis ignores without reading them: a name
+        no setting has (a typo), or a setting where Vis does not look for it. A trusted
+        project's files only (an untrusted one's values are all said as ignored); an id an
+        extension that failed to load declares is said with that failure."""
+        owners = self.owners()
+
+        def unknown(ids: Iterable[str]) -> list[str]:
+            return sorted(i for i in ids if i not in owners and not self._failed_declarer(i))
+
+        notes: list[str] = []
+        if self._global_unknown:
+            notes.append(
+                f"{self.global_file.path}: Vis ignores {_id_list(self._global_unknown)} (no "
+                "setting of Vis has that name; an extension's setting goes under "
+                "[extensions.settings]); `vis settings list` shows the settings"
+            )
+        if not self.trusted:
+            return notes
+        project = self._project_values
+        if project.outside:
+            notes.append(
+                f"{self.project.settings_file}: Vis ignores {_id_list(list(project.outside))}: "
+                "a project's settings (Vis's own and extensions') go in its [settings] table"
+            )
+        for path, ids in (
+            (self.project.settings_file, unknown(project.saved)),
+            (self.project.yml, unknown(project.toggles)),
+        ):
+            if ids:
+                notes.append(
+                    f"{path}: Vis ignores {_id_list(ids)}: no setting has that name; "
+                    "`vis settings list` shows the settings"
+                )
         return notes
 
     def unreadable(self, setting_id: str, session_id: str | None = None) -> str | None:

@@ -3,8 +3,10 @@
 * Global values: ``config.toml``. Vis's own settings are top-level keys (``model = "…"``,
   ``jail = true``); extension settings sit in ``[extensions.settings]``; switched-off
   extensions in ``[extensions] disabled = [...]``. Everything else in the file is kept.
-* Project values: the ``toggles:`` of ``vis.yml`` (read only, edited by hand) and
-  ``.vis/settings.toml``, which Settings writes. A value in ``.vis/settings.toml`` wins over
+  ``[providers.*]`` and ``[models.*]`` are the model tables; any other key is said as ignored.
+* Project values: the ``toggles:`` of ``vis.yml`` (read only, edited by hand) and the
+  ``[settings]`` table of ``.vis/settings.toml`` (every setting, Vis's own and extensions',
+  in that one table), which Settings writes. A value in ``.vis/settings.toml`` wins over
   the same id in ``vis.yml``; resetting it there lets the ``vis.yml`` value show again.
 * Secrets: ``secrets`` in the user config folder, JSON, mode 0600, never anywhere else.
 """
@@ -24,6 +26,9 @@ from vis_core.extension.settings_decl import CORE_SETTING_IDS
 from vis_core.paths import ControlSnapshot, take_snapshot
 from vis_core.system.redaction import read_secrets
 
+# config.toml's tables besides Vis's own settings: extensions', providers', models'
+CONFIG_TABLES = frozenset({"extensions", "providers", "models"})
+EXTENSIONS_KEYS = frozenset({"settings", "disabled"})  # of its [extensions]
 PROJECT_FILE = "vis.yml"
 PROJECT_SETTINGS = Path(".vis") / "settings.toml"
 SECRET_MODE = 0o600
@@ -127,6 +132,18 @@ class GlobalFile:
     def values(self) -> dict[str, Any]:
         return self._values(_read_toml(self.path))
 
+    def read(self) -> tuple[dict[str, Any], list[str]]:
+        """The values, and the keys Vis does not read: a top-level key that is neither a
+        setting of Vis nor one of its tables, and one of ``[extensions]`` (as
+        ``extensions.KEY``). The settings in ``[extensions.settings]`` are not checked: they
+        may be those of an extension that is not loaded here (another project's)."""
+        data = _read_toml(self.path)
+        unknown = [k for k in data if k not in CORE_SETTING_IDS and k not in CONFIG_TABLES]
+        extensions = data.get("extensions")
+        if isinstance(extensions, dict):
+            unknown += [f"extensions.{k}" for k in extensions if k not in EXTENSIONS_KEYS]
+        return self._values(data), unknown
+
     def key_variables(self) -> list[str]:
         """The environment variables ``[providers.*] api_key_env`` names (unreadable: none)."""
         try:
@@ -169,6 +186,7 @@ class ProjectValues:
     toggles: dict[str, Any] = field(default_factory=dict)
     saved: dict[str, Any] = field(default_factory=dict)
     problems: tuple[str, ...] = ()
+    outside: tuple[str, ...] = ()  # keys of .vis/settings.toml outside [settings]: ignored
 
     def get(self, setting_id: str) -> tuple[bool, Any]:
         if setting_id in self.saved:
@@ -204,13 +222,15 @@ class ProjectFiles:
         except SettingsFileError as exc:
             problems.append(str(exc))
         saved: dict[str, Any] = {}
+        outside: tuple[str, ...] = ()
         try:
             data = _bytes(snapshot, PROJECT_SETTINGS.as_posix())
             document = {} if data is None else _parse_toml(data, self.settings_file)
             saved = _table(document, "settings", str(self.settings_file))
+            outside = tuple(key for key in document if key != "settings")
         except SettingsFileError as exc:
             problems.append(str(exc))
-        return ProjectValues(toggles, saved, tuple(problems))
+        return ProjectValues(toggles, saved, tuple(problems), outside)
 
     def _toggles(self, data: bytes | None) -> dict[str, Any]:
         if data is None:

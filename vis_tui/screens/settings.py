@@ -89,6 +89,7 @@ class SettingsScreen(Screen[None]):
                 button.set_class(scope is self.scope, "-active")
                 yield button
         yield Static(self._scope_line(), id="settings-scope")
+        yield self._show_notes(Static(id="settings-notes"))
         rows = list(self._rows())
         # The first screenful paints at once; the rest is mounted right after the first paint.
         self._pending = rows[FIRST_PAINT_ROWS:]
@@ -156,10 +157,18 @@ class SettingsScreen(Screen[None]):
             (f"Editing at {where}", "$text"), ("   ● set at this scope", "$warning")
         )
 
+    def _show_notes(self, widget: Static) -> Static:
+        """The keys the settings files hold that Vis ignores (a typo), said above the rows."""
+        notes = self.panel.notes()
+        widget.update(Content.styled("\n".join(notes), "$text-warning"))
+        widget.display = bool(notes)
+        return widget
+
     async def rebuild(self) -> None:
         """Re-read the tree (after Reload) and redraw every row, folded as it was and with
         the focus on the line that had it (Space switches the same extension back on)."""
         self.settings_tree = self.panel.tree()
+        self._show_notes(self.query_one("#settings-notes", Static))
         body = self.query_one("#settings-tree", VerticalScroll)
         focused = self.focused
         key = focused.key if isinstance(focused, TreeLine) else None

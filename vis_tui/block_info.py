@@ -70,10 +70,14 @@ def folds_into_activity(info: BlockInfo, records: Iterable[ActivityRecord]) -> b
     """Whether the block's row may stay hidden behind the one Activity it made: its code is
     one statement, it made exactly one call of its own, printed nothing, changed no file,
     and had no error that call did not show already. Else the row shows what the call's
-    row cannot: the rest of the code, what it printed, the files."""
+    row cannot: the rest of the code, what it printed, the files. A call refused for its
+    arguments (a ``TypeError``: an unknown keyword, one missing) keeps the row: the code
+    that made it is what the person checks."""
     calls = [r for r in records if r.iteration_id == info.iteration_id and r.parent_id is None]
     rows = {r.group_key or r.id for r in calls}  # calls on one handle share a row
     if len(rows) != 1 or info.files or info.stdout.strip() or _more_than_the_call(info.code):
+        return False
+    if any((r.error or "").startswith("TypeError:") for r in calls):
         return False
     if info.error is None or info.cancelled:
         return True

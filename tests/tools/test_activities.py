@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 from vis_core.model.activity import (
@@ -11,7 +12,7 @@ from vis_core.model.activity import (
     ActivityTerminalLine,
     SymbolTag,
 )
-from vis_core.tools.activities import command_stages
+from vis_core.system.shell_view import command_stages
 from vis_core.tools.display import shorten_path
 
 
@@ -90,6 +91,31 @@ async def test_patch_shows_its_diff(tools: dict, workspace: Path) -> None:
     assert refused.summary == "n.py @1: edits overlap"
 
 
+async def test_an_edit_s_diff_counts_the_lines_it_changed(tools: dict, workspace: Path) -> None:
+    """An edit that wrote ``return a / b`` back between new lines was counted ``+7 −1`` (the
+    diff removed and re-added it) while the block's row, from git, said ``+6``. The diff is a
+    line diff of the edited lines now: both say ``+6``."""
+    (workspace / "ops.py").write_text(
+        "def add(a, b):\n    return a + b\n\n\ndef div(a, b):\n    return a / b\n"
+    )
+    text = (
+        "    if b == 0:\n        raise ValueError('zero')\n    return a / b\n"
+        "\n\ndef pow(a, b):\n    return a ** b\n"
+    )
+    edits = [{"start": 6, "end": 6, "text": text}]
+    tools["cat"].fn("ops.py")
+    result = await tools["patch"].fn("ops.py", 1, edits)
+    shown = render(tools["patch"], "success", "ops.py", 1, edits, result=result)
+    assert shown.summary == "ops.py @2 · edited +6 −0"
+    [diff] = shown.content
+    assert "-    return a / b" not in diff.diff and diff.diff.count("\n+") == 1 + 6
+    two = [{"start": 1, "end": 2, "text": "def add(a, b):\n    return b + a\n"}]
+    result = await tools["patch"].fn("ops.py", 2, two)
+    assert render(tools["patch"], "success", "ops.py", 2, two, result=result).summary == (
+        "ops.py @3 · edited +1 −1"
+    )
+
+
 async def test_shell_terminal_with_stages_and_stderr(tools: dict) -> None:
     command = "echo out && echo err >&2 | cat; echo 'a|b'"
     started = render(tools["shell"], "start", command)
@@ -110,6 +136,33 @@ def test_command_stages_respect_quotes() -> None:
     assert command_stages("a || b; c") == ("a", "|| b", "; c")
     assert command_stages('echo "x && y" | wc -l') == ('echo "x && y"', "| wc -l")
     assert command_stages("ls") == ("ls",)
+
+
+async def test_a_command_is_split_only_where_that_is_certainly_right(tools: dict) -> None:
+    """``;;`` of a ``case`` was taken as two ``;`` and one dropped, a ``#`` comment and a
+    ``$( … )`` were split at their ``;``, and a here-document was flattened to one line: what
+    was shown (and copied) was another command. Those show as written, line by line, and the
+    copy is the command that ran, which bash runs as the model's did."""
+    case = "x=b; case $x in a) echo A;; b) echo B;; esac"
+    heredoc = "cat > t.py <<'EOF'\nprint(1)  # a; b\nEOF\npython3 t.py"
+    commented = "ls  # first; then"
+    substituted = 'echo "$(echo ")"; date)" && ls'
+    assert command_stages(case) == (case,)
+    assert command_stages(heredoc) == (
+        "cat > t.py <<'EOF'",
+        "print(1)  # a; b",
+        "EOF",
+        "python3 t.py",
+    )
+    assert command_stages(commented) == (commented,)
+    assert command_stages(substituted) == (substituted,)
+    for command in (case, heredoc, commented, substituted):
+        sh = await tools["shell"].fn(command)
+        await sh.wait(10)
+        [terminal] = render(tools["shell"], "success", command, result=sh).content
+        assert terminal.command_as_run() == command
+    ran = subprocess.run(["bash", "-c", case], capture_output=True, text=True, check=True)
+    assert ran.stdout == "B\n"
 
 
 def test_wide_or_long_arguments_still_draw_a_summary(tools: dict) -> None:

@@ -50,9 +50,10 @@ async def test_counts_failures_and_activity(tools: dict, workspace: Path) -> Non
     assert report.verdict == "failed" and report.exit_code == 1
     [failure] = report.failures
     assert failure.test == "tests/test_math.py::test_bad"
-    assert (failure.path, failure.line) == ("tests/test_math.py", 6)
+    # the failing line (pytest's ``tests/test_math.py:7: AssertionError``), not the def's
+    assert (failure.path, failure.line) == ("tests/test_math.py", 7)
     assert "arithmetic broke" in failure.message
-    assert "FAILED tests/test_math.py::test_bad (tests/test_math.py:6)" in str(report)
+    assert "FAILED tests/test_math.py::test_bad (tests/test_math.py:7)" in str(report)
 
     shown = run.activity.render(phase="success", args=(), kwargs={}, result=report, error=None)
     assert shown.headline == "Run tests" and shown.verdict == "failed"
@@ -75,11 +76,41 @@ async def test_target_and_keyword_narrow_the_run(tools: dict, workspace: Path) -
         result=report,
         error=None,
     )
-    assert (
-        shown.verdict == "passed"
-        and shown.summary == "tests/test_more.py · 1 passed, 0 failed, 0 skipped"
+    # the row names the keyword and the tests it left out; opened, it shows the command
+    assert shown.verdict == "passed" and shown.summary == (
+        "tests/test_more.py matching -k 'one' · 1 passed, 0 failed, 0 skipped, 1 deselected"
     )
-    assert shown.content == ()
+    [terminal] = shown.content
+    assert terminal.command_as_run() == report.command and terminal.exit == 0
+
+
+async def test_a_keyword_run_says_its_keyword_and_what_it_left_out(
+    tools: dict, workspace: Path
+) -> None:
+    """``run_tests(keyword="add")`` was headlined "all tests" while pytest deselected 4 of 6,
+    and a passing row had nothing to open. The keyword, the deselected tests and (opened) the
+    command show now; a keyword nothing matches says no tests ran and how many it left out."""
+    make_project(workspace)
+    run = tools["run_tests"]
+
+    def shown(report: TestReport, **kwargs: object):
+        return run.activity.render(
+            phase="success", args=(), kwargs=kwargs, result=report, error=None
+        )
+
+    report = await run.fn(keyword="one or two")
+    assert (report.passed, report.deselected) == (2, 3)
+    assert shown(report, keyword="one or two").summary == (
+        "all tests matching -k 'one or two' · 2 passed, 0 failed, 0 skipped, 3 deselected"
+    )
+    none = await run.fn(keyword="nothing_matches_this")
+    assert (none.verdict, none.deselected, none.errors) == (None, 5, 0)
+    assert shown(none, keyword="nothing_matches_this").summary == (
+        "all tests matching -k 'nothing_matches_this' · no tests ran (5 deselected)"
+    )
+    assert str(none).startswith("pytest: no tests ran (exit 5); 5 deselected by -k")
+    one_error = TestReport("pytest", "pytest", 0, 0, 0, 1, 1, (), "")
+    assert one_error.counts == "0 passed, 0 failed, 0 skipped, 1 error"
 
 
 async def test_no_tests_and_no_setup(tools: dict, workspace: Path) -> None:

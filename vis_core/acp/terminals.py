@@ -88,7 +88,7 @@ class EditorTerminals:
 
     async def _create(self, key: str, item: ActivityTerminal) -> _Shown:
         path = self.folder / f"{len(self._shown)}.out"
-        path.write_text(terminal_text(f"$ {' '.join(item.command)}\n"), encoding="utf-8")
+        path.write_text(terminal_text(f"$ {item.command_as_run()}\n"), encoding="utf-8")
         path.chmod(0o600)
         created = await self.connection.create_terminal(
             session_id=self.session_id,

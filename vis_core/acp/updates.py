@@ -334,7 +334,7 @@ class UpdateMaker:
     def _terminal_text(item: ActivityTerminal) -> str:
         lines = "".join(line.text + "\n" for line in item.lines)
         exit_line = f"\n(exit {item.exit})" if item.exit is not None else ""
-        return fenced(f"$ {' '.join(item.command)}\n{lines}".rstrip() + exit_line)
+        return fenced(f"$ {item.command_as_run()}\n{lines}".rstrip() + exit_line)
 
     def _named_path(self, summary: str) -> str | None:
         """The file a ``cat``/``ls`` summary starts with (``README.md @2 · 3 lines``), when

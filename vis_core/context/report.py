@@ -37,7 +37,7 @@ def context_report(session: Any, folds: list[Any], prompt: str) -> str:
         "| --- | ---: |",
         f"| system prompt | {_tokens(system)} |",
         f"| tools ({len(request.tools)}) | {_tokens(tools)} |",
-        f"| turns ({turns}, {len(request.messages)} messages) | {_tokens(carried)} |",
+        f"| turns ({turns}, {plural(len(request.messages), 'message')}) | {_tokens(carried)} |",
         f"| of which gists ({len(gists)}) | {_tokens(message_chars(gists))} |",
         f"| **next request** | **{_tokens(system + tools + carried)}** |",
         "",

@@ -198,12 +198,21 @@ class ActivityTerminalLine:
 
 @dataclass(frozen=True)
 class ActivityTerminal:
-    """A command as stages (later stages start with their operator) and what it printed."""
+    """A command as stages (later stages start with their operator) and what it printed.
+
+    ``command_text`` is the command exactly as it ran, when the stages (shown, maybe cut) do
+    not spell it joined by spaces; :meth:`command_as_run` is what a copy of it holds.
+    """
 
     command: tuple[str, ...]
     lines: tuple[ActivityTerminalLine, ...] = ()
     exit: int | None = None
     omitted_lines: int = 0
+    command_text: str = ""
+
+    def command_as_run(self) -> str:
+        """The command as it ran (its stages joined by spaces when it was not given)."""
+        return self.command_text or " ".join(self.command)
 
     def __post_init__(self) -> None:
         command = (self.command,) if isinstance(self.command, str) else tuple(self.command)
@@ -227,6 +236,7 @@ class ActivityTerminal:
             or self.omitted_lines < 0
         ):
             raise ValueError("ActivityTerminal.omitted_lines must be a non-negative int")
+        _str(self.command_text, "ActivityTerminal.command_text")
         object.__setattr__(self, "command", command)
         object.__setattr__(self, "lines", lines)
 

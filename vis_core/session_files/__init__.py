@@ -136,7 +136,8 @@ def _content_text(item: Any) -> str:
         rows = [item.get("headers") or [], *(item.get("rows") or [])]
         return "\n".join(" | ".join(str(cell) for cell in row) for row in rows)
     if kind == "ActivityTerminal":
-        lines = [f"$ {' '.join(str(a) for a in item.get('command') or [])}"]
+        stages = " ".join(str(a) for a in item.get("command") or [])
+        lines = [f"$ {item.get('command_text') or stages}"]
         lines += [str(line.get("text", "")) for line in item.get("lines") or []]
         if item.get("exit") is not None:
             lines.append(f"[exit {item['exit']}]")

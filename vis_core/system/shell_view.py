@@ -18,13 +18,39 @@ from vis_core.text_limits import one_line
 
 TERMINAL_LINES = 200
 OPERATORS = ("&&", "||", "|&", "|", ";")
+# Outside quotes, these make a command's structure more than a list of stages (subshells,
+# command substitution, groups, comments, ``case`` arms, here-documents): shown as written.
+_NOT_A_LIST = ("(", ")", "`", "{", "}", ";;", ";&", "<<")
 
 
 def command_stages(command: str) -> tuple[str, ...]:
-    """Split a shell command at top-level ``&&``, ``||``, ``|`` and ``;`` (quotes respected).
+    """How a shell command is shown: split at top-level ``&&``, ``||``, ``|`` and ``;`` when
+    that is certainly right, else as written, one stage per line.
 
     Later stages start with their operator, e.g. ``("make", "&& make test", "| tee log")``.
+    A command of several lines, or one with a subshell, a group, a command substitution, a
+    comment, a ``case`` arm or a here-document, is shown line by line as written.
     """
+    stages = _list_stages(command)
+    if stages is None:
+        lines = command.replace("\r\n", "\n").replace("\r", "\n").strip("\n").split("\n")
+        return tuple(_shown_line(line) for line in lines)
+    cleaned = [one_line(stage, 400) for stage in stages if stage and stage not in OPERATORS]
+    return tuple(cleaned) or (one_line(command, 400) or "(empty)",)
+
+
+def _shown_line(line: str) -> str:
+    """One line of a command as written (its spacing kept), cut to an Activity's line."""
+    kept = line.rstrip().expandtabs(4)
+    if len(kept) > 400 or len(kept.encode("utf-8")) > 400:
+        kept = kept.encode("utf-8")[:396].decode("utf-8", "ignore")[:399] + "…"
+    return kept
+
+
+def _list_stages(command: str) -> list[str] | None:
+    """The stages of a one-line list of simple commands, or None when it is more than that."""
+    if "\n" in command or "\r" in command:
+        return None
     stages: list[str] = []
     current: list[str] = []
     quote: str | None = None
@@ -36,6 +62,8 @@ def command_stages(command: str) -> tuple[str, ...]:
             if ch == "\\" and quote == '"' and i + 1 < len(command):
                 current.append(command[i + 1])
                 i += 1
+            elif quote == '"' and (ch == "`" or command.startswith("$(", i)):
+                return None  # a substitution inside quotes may hold quotes of its own
             elif ch == quote:
                 quote = None
             i += 1
@@ -49,6 +77,10 @@ def command_stages(command: str) -> tuple[str, ...]:
             current.append(command[i : i + 2])
             i += 2
             continue
+        if ch == "#" and (i == 0 or command[i - 1] in " \t;&|"):
+            return None  # a comment: its operators are text
+        if any(command.startswith(mark, i) for mark in _NOT_A_LIST):
+            return None
         op = next((o for o in OPERATORS if command.startswith(o, i)), None)
         if op:
             stages.append("".join(current).strip())
@@ -58,15 +90,35 @@ def command_stages(command: str) -> tuple[str, ...]:
         current.append(ch)
         i += 1
     stages.append("".join(current).strip())
-    cleaned = [one_line(stage, 400) for stage in stages if stage and stage not in OPERATORS]
-    return tuple(cleaned) or (one_line(command, 400) or "(empty)",)
+    return stages
+
+
+def command_terminal(
+    command: str,
+    lines: tuple[ActivityTerminalLine, ...] = (),
+    exit_code: int | None = None,
+    omitted: int = 0,
+) -> ActivityTerminal:
+    """A command's terminal block: its stages to show, and the command exactly as it ran (what
+    is copied)."""
+    return ActivityTerminal(command_stages(command), lines, exit_code, omitted, command)
 
 
 def bound_arguments(fn: Callable[..., Any], args: Any, kwargs: Any) -> dict[str, Any]:
+    """The call's arguments by parameter name, defaults filled in; a call that does not fit
+    the signature (an unknown keyword, too many arguments) keeps every argument as given:
+    positional ones under the names of the parameters they would fill."""
+    signature = inspect.signature(fn)
     try:
-        bound = inspect.signature(fn).bind_partial(*(args or ()), **(kwargs or {}))
+        bound = signature.bind_partial(*(args or ()), **(kwargs or {}))
     except TypeError:
-        return dict(kwargs or {})
+        positional = [
+            p.name
+            for p in signature.parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        given = dict(zip(positional, args or (), strict=False))
+        return {**given, **(kwargs or {})}
     bound.apply_defaults()
     return dict(bound.arguments)
 
@@ -96,9 +148,8 @@ def _shell_state(handle: Any) -> str:
 def shell_presentation(handle: Any, action: str = "") -> ActivityPresentation:
     """The current state of a shell handle (used for the call and for its method calls);
     ``action`` says what a method call did, e.g. ``typed 'y\\n'``."""
-    stages = command_stages(handle.command)
     lines, omitted = terminal_lines(handle.output_lines())
-    terminal = ActivityTerminal(stages, lines, handle.exit_code, omitted)
+    terminal = command_terminal(handle.command, lines, handle.exit_code, omitted)
     parts = [one_line(handle.command, 160), *([action] if action else []), _shell_state(handle)]
     runtime = getattr(handle, "runtime", None)
     aside = format_duration(runtime) if runtime is not None and not handle.running else None

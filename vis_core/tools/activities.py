@@ -10,14 +10,12 @@ from vis_core.model.activity import (
     ActivityDiff,
     ActivityPresentation,
     ActivityTable,
-    ActivityTerminal,
     ActivityText,
     RenderPhase,
-    Verdict,
 )
 from vis_core.system.shell_view import (
     bound_arguments,
-    command_stages,
+    command_terminal,
     error_text,
     shell_presentation,
     terminal_lines,
@@ -59,9 +57,7 @@ class Renders:
             given = bound_arguments(self.signatures[tool], args, kwargs)
             subject = subject_of(self, given)
             # a command shows its stages while it runs (and when it fails to)
-            content = (
-                (ActivityTerminal(command_stages(given["command"])),) if tool == "shell" else ()
-            )
+            content = (command_terminal(given["command"]),) if tool == "shell" else ()
             if phase == RenderPhase.FAILURE:
                 failed = (
                     one_line(f"{subject}: {error_text(error)}") if subject else error_text(error)
@@ -170,10 +166,13 @@ class Renders:
         )
 
     def _run_tests_subject(self, given: dict[str, Any]) -> str:
-        target = given.get("target")
-        if not target:
-            return "all tests"
-        return one_line(", ".join([target] if isinstance(target, str) else target), 120)
+        target, keyword = given.get("target"), given.get("keyword")
+        scope = (
+            one_line(", ".join([target] if isinstance(target, str) else target), 120)
+            if target
+            else "all tests"
+        )
+        return f"{scope} matching -k {one_line(repr(keyword), 80)}" if keyword else scope
 
     def _run_tests(self, given: dict[str, Any], result: Any) -> ActivityPresentation:
         return tests_presentation(result, self._run_tests_subject(given), self._abs)
@@ -204,6 +203,8 @@ def tests_presentation(
         summary = f"{scope} · timed out · {report.counts}"
     elif verdict is None:
         summary = f"{scope} · no tests ran"
+        if report.deselected:
+            summary += f" ({report.deselected} deselected)"
     else:  # the verdict is the row's badge (and print mode's word): not said twice
         summary = f"{scope} · {report.counts}"
     content: list[Any] = []
@@ -218,10 +219,8 @@ def tests_presentation(
                 paths=tuple(to_abs(f.path) if f.path else "" for f in report.failures),
             )
         )
-    if verdict is not Verdict.PASSED and report.output:
-        pairs = [("stdout", line) for line in report.output.splitlines()]
-        lines, omitted = terminal_lines(pairs)
-        content.append(
-            ActivityTerminal(command_stages(report.command), lines, report.exit_code, omitted)
-        )
+    # the command it ran (a passing run's too: what it chose is checked there), and what it said
+    pairs = [("stdout", line) for line in report.output.splitlines()]
+    lines, omitted = terminal_lines(pairs)
+    content.append(command_terminal(report.command, lines, report.exit_code, omitted))
     return ActivityPresentation("Run tests", summary, tuple(content), verdict=verdict)

@@ -206,22 +206,24 @@ def _diff_rows(prefix: str, rows: list[str]) -> list[str]:
     return out
 
 
-def _changed_part(hunk: tuple[int, list[str], list[str]]) -> tuple[int, list[str], list[str]]:
-    """``hunk`` without the lines its edit wrote back as they were, at its start and end."""
+def _changed_parts(
+    hunk: tuple[int, list[str], list[str]],
+) -> list[tuple[int, list[str], list[str]]]:
+    """``hunk`` as a line diff of what it replaced and what it wrote: the lines an edit wrote
+    back as they were (at its start, its end or between) are not counted as changed."""
     lo, old, new = hunk
-    head = 0
-    while head < min(len(old), len(new)) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
-    return lo + head, old[head : len(old) - tail], new[head : len(new) - tail]
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    return [
+        (lo + i1, old[i1:i2], new[j1:j2])
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        if tag != "equal"
+    ]
 
 
 def unified_diff(label: str, old: list[str], applied: Applied, *, created: bool = False) -> str:
-    """A unified diff built from the edit hunks (no whole-file comparison), each hunk without
-    the lines an edit wrote back unchanged at its start and end, so the counts are the file's."""
-    hunks = [hunk for hunk in map(_changed_part, applied.hunks) if hunk[1] or hunk[2]]
+    """A unified diff of the edited lines (no whole-file comparison): each edit's hunk is a
+    line diff of its before and after, so the counts are the file's."""
+    hunks = [part for hunk in applied.hunks for part in _changed_parts(hunk)]
     if not hunks:
         return ""
     groups: list[list[tuple[int, list[str], list[str]]]] = []

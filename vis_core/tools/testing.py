@@ -54,6 +54,7 @@ class TestReport:
     failures: tuple[TestFailure, ...]
     output: str
     timed_out: bool = False
+    deselected: int = 0
 
     @property
     def verdict(self) -> Verdict | None:
@@ -67,7 +68,9 @@ class TestReport:
     def counts(self) -> str:
         parts = [f"{self.passed} passed", f"{self.failed} failed", f"{self.skipped} skipped"]
         if self.errors:
-            parts.append(f"{self.errors} errors")
+            parts.append(f"{self.errors} error{'' if self.errors == 1 else 's'}")
+        if self.deselected:
+            parts.append(f"{self.deselected} deselected")
         return ", ".join(parts)
 
     def __str__(self) -> str:
@@ -75,6 +78,8 @@ class TestReport:
             head = f"{self.runner}: timed out and was stopped ({self.counts} before that)"
         elif self.verdict is None:
             head = f"{self.runner}: no tests ran (exit {self.exit_code})"
+            if self.deselected:
+                head += f"; {self.deselected} deselected by -k"
         else:
             head = f"{self.runner}: {self.verdict} — {self.counts}"
         rows = [head]
@@ -186,6 +191,13 @@ def _live_environment(program: str, live: Path | None) -> tuple[Path, ...]:
     return ()
 
 
+def _failing_line(node: ET.Element, file: str) -> int | None:
+    """The line of ``file`` where the test failed, from pytest's traceback
+    (``tests/test_x.py:7: AssertionError``): its last frame in the test's file."""
+    found = re.findall(rf"^{re.escape(file)}:(\d+): ", node.text or "", re.MULTILINE)
+    return int(found[-1]) if found else None
+
+
 def _failure_text(node: ET.Element) -> str:
     message = node.get("message") or (node.text or "").strip()
     first = message.strip().splitlines()[0] if message.strip() else node.tag
@@ -224,12 +236,14 @@ def parse_junit(
         file = case.get("file") or case.get("classname", "").replace(".", "/") + ".py"
         path = ctx.display((root / file).resolve()) if file else ""
         line = case.get("line")
+        # where it failed; else the line of its ``def`` (junit's line counts from 0)
+        failed_at = _failing_line(problem, file) if file else None
         name = case.get("name", "?")
         failures.append(
             TestFailure(
                 test=f"{file}::{name}" if file else name,
                 path=path,
-                line=int(line) + 1 if line and line.isdigit() else None,
+                line=failed_at or (int(line) + 1 if line and line.isdigit() else None),
                 message=_failure_text(problem),
             )
         )
@@ -237,7 +251,8 @@ def parse_junit(
 
 
 def _summary_counts(text: str) -> dict[str, int]:
-    counts = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
+    """The counts of pytest's last summary line (``2 passed, 4 deselected in 0.1s``)."""
+    counts = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0, "deselected": 0}
     lines = [line for line in text.splitlines() if " in " in line and SUMMARY.search(line)]
     for number, word in SUMMARY.findall(lines[-1] if lines else ""):
         key = "errors" if word.startswith("error") else word
@@ -329,8 +344,9 @@ async def run_test_suite(
         except (ValueError, SyntaxError):  # not a report Vis can read: pytest's own summary
             failures = []
         xml_path.unlink(missing_ok=True)
+    summary = _summary_counts(handle.combined())
     if counts is None:
-        counts = _summary_counts(handle.combined())
+        counts = summary
     return TestReport(
         runner=runner,
         command=shlex.join(shown),
@@ -342,4 +358,5 @@ async def run_test_suite(
         failures=tuple(failures),
         output=output,
         timed_out=status.timed_out,
+        deselected=summary["deselected"],  # a report lists only the tests that ran
     )

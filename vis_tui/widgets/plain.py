@@ -34,8 +34,8 @@ def block_text(block: Any) -> str:
             return "\n".join("\t".join(row) for row in (headers, *rows))
         case ActivityProgress(completed=done, total=total, label=label):
             return f"{label} {done}/{total if total is not None else '?'}".strip()
-        case ActivityTerminal(command=command, lines=lines, exit=code):
-            text = "\n".join(["$ " + " ".join(command), *(line.text for line in lines)])
+        case ActivityTerminal(lines=lines, exit=code):
+            text = "\n".join(["$ " + block.command_as_run(), *(line.text for line in lines)])
             return text if code is None else f"{text}\nexit {code}"
     return f"[{type(block).__name__.removeprefix('Activity').lower()}] {block.attachment}"
 

@@ -83,3 +83,36 @@ async def test_a_call_refused_for_its_arguments_shows_them_and_the_code(
         assert "unexpected keyword argument 'path'" in header
         (block,) = app.main.query(BlockRow)
         assert block.display and block.info.code == code
+
+
+async def test_output_redrawn_with_carriage_returns_shows_as_a_terminal_draws_it(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A progress line redrawn with ``\\r`` 13 times made the row say "printed 13 lines" while
+    Printed ran the draws together on one line, ``print("cr\\rover")`` showed ``crover``, and
+    a shell Activity split each ``\\r`` into a line. All three show a terminal's drawing now:
+    the last overwrite wins on a line."""
+    code = (
+        'for n in range(13):\n    print(f"\\rdownloading {n}%", end="")\nprint()\n'
+        'print("cr\\rover")\n'
+        "sh = await shell(\"printf 'abc\\\\rX\\\\n'\")\nawait sh.wait(10)"
+    )
+    script = write_script(tmp_path, [{"code": code}, {"text": "done"}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"fetch", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "done")
+        await pilot.pause()
+        (block,) = app.main.query(BlockRow)
+        header = _text(block.query_one(".block-header", Static))
+        assert "printed 2 lines" in header, header
+        block.focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: block.has_class("-expanded"))
+        await pilot.pause()
+        printed = _text(block.query_one(".block-output", Static))
+        assert printed == "downloading 12%\nover", printed
+        (shell,) = app.main.query(ActivityRow)
+        [terminal] = shell.record.presentation.content
+        assert [line.text for line in terminal.lines] == ["Xbc"]

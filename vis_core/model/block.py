@@ -81,14 +81,32 @@ def _cut_note(stdout: str) -> tuple[str, str]:
     return "", stdout
 
 
+def drawn_line(line: str) -> str:
+    """One output line as a terminal draws it: a carriage return goes back to the line's
+    start and what follows overwrites what was there (a progress bar shows its last draw)."""
+    if "\r" not in line:
+        return line
+    shown = ""
+    for part in line.split("\r"):
+        shown = part + shown[len(part) :]
+    return shown
+
+
+def drawn_lines(text: str) -> list[str]:
+    """``text``'s lines (ended by ``\\n`` only) as a terminal draws them (:func:`drawn_line`)."""
+    return [drawn_line(line) for line in text.split("\n")]
+
+
 def printed_line_count(stdout: str) -> int:
-    """How many lines a block printed: the count in the sandbox's note when it cut the output
-    (what is kept is only its end), else the lines of ``stdout``."""
+    """How many lines a block printed (as a terminal shows them: a line redrawn with carriage
+    returns is one): the count in the sandbox's note when it cut the output (what is kept is
+    only its end), else the lines of ``stdout``."""
     note, kept = _cut_note(stdout)
     total = _CUT_TOTAL.search(note)
     if total:
         return int(total.group(1).replace(",", ""))
-    return len(kept.rstrip("\n").splitlines())
+    text = kept.rstrip("\n")
+    return text.count("\n") + 1 if text else 0
 
 
 @dataclass(frozen=True)
@@ -108,7 +126,7 @@ def output_tail(stdout: str, lines: int = OUTPUT_TAIL_LINES, width: int = 160) -
     text = kept.rstrip("\n")
     if not text.strip():
         return OutputTail((), 0, note)
-    drawn = [line.rstrip("\r").rsplit("\r", 1)[-1] for line in text.split("\n")]
+    drawn = drawn_lines(text)
     shown = tuple(line if len(line) <= width else line[: width - 1] + "…" for line in drawn)
     # the earlier lines count those the sandbox cut off too
     printed = printed_line_count(stdout) if note else len(shown)

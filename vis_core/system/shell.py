@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.model.activity import ActivityPresentation
+from vis_core.model.block import drawn_line
 from vis_core.model.handles import HandleMethod, HostHandle
 from vis_core.system.environ import Audience, child_environment
 from vis_core.system.jail import jail_argv
@@ -218,7 +219,9 @@ class ShellHandle(HostHandle):
 
     def output_lines(self) -> list[tuple[str, str]]:
         """``(stream, line)`` pairs in the order the lines ended (chunk order across the two
-        streams); a line that came in several reads is one line, an unended one comes last."""
+        streams); a line that came in several reads is one line, an unended one comes last.
+        Each line is as a terminal draws it: a carriage return does not end it (the last
+        draw of a progress bar shows)."""
         merged = sorted(
             [(seq, "stdout", text) for seq, text in self.stdout.chunks]
             + [(seq, "stderr", text) for seq, text in self.stderr.chunks]
@@ -226,11 +229,10 @@ class ShellHandle(HostHandle):
         out: list[tuple[str, str]] = []
         unended = {"stdout": "", "stderr": ""}
         for _, stream, text in merged:
-            lines = (unended[stream] + text).splitlines(keepends=True)
-            last = lines[-1] if lines else ""
-            unended[stream] = lines.pop() if last.splitlines() == [last] else ""
-            out.extend((stream, line.splitlines()[0]) for line in lines)
-        out.extend((stream, rest) for stream, rest in unended.items() if rest)
+            lines = (unended[stream] + text).split("\n")
+            unended[stream] = lines.pop()
+            out.extend((stream, drawn_line(line)) for line in lines)
+        out.extend((stream, drawn_line(rest)) for stream, rest in unended.items() if rest)
         return out
 
     def combined(self) -> str:

@@ -22,6 +22,7 @@ from vis_core.model.block import (
     FileChange,
     FileChangeKind,
     code_line_count,
+    drawn_lines,
     error_line,
     format_duration,
     printed_line_count,
@@ -240,7 +241,8 @@ class BlockRow(Vertical, can_focus=True):
         widgets: list[Widget] = [code]
         if info.stdout.strip():
             widgets.append(Static("Printed", classes="block-title"))
-            widgets.append(Static(Content(info.stdout.rstrip("\n")), classes="block-output"))
+            printed = "\n".join(drawn_lines(info.stdout.rstrip("\n")))  # as a terminal draws it
+            widgets.append(Static(Content(printed), classes="block-output"))
             saved = info.saved_output
             if saved is not None:
                 widgets.append(PathChip(saved, "the whole output").add_class("block-saved"))

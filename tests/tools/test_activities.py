@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from vis_core.model.activity import (
     ActivityDiff,
     ActivityTable,
@@ -14,6 +16,7 @@ from vis_core.model.activity import (
 )
 from vis_core.system.shell_view import command_stages
 from vis_core.tools.display import shorten_path
+from vis_core.tools.patching import PatchError
 
 
 def render(tool, phase: str, *args, result=None, error=None, **kwargs):
@@ -114,6 +117,23 @@ async def test_an_edit_s_diff_counts_the_lines_it_changed(tools: dict, workspace
     assert render(tools["patch"], "success", "ops.py", 2, two, result=result).summary == (
         "ops.py @3 · edited +1 −1"
     )
+
+
+async def test_patch_as_new_of_a_file_that_exists_says_it_exists(
+    tools: dict, workspace: Path
+) -> None:
+    """``patch(path, None, [{"start": 1, "end": 1, …}])`` on a file that exists said "a new
+    file starts empty…": the file is not new. It says so, and how to get its version."""
+    (workspace / "ops.py").write_text("x = 1\n")
+    edits = [{"start": 1, "end": 1, "text": "x = 2\n"}]
+    with pytest.raises(PatchError) as refused:
+        await tools["patch"].fn("ops.py", None, edits)
+    assert str(refused.value) == (
+        "patch: ops.py already exists; version None creates a new file. Read it with "
+        "cat('ops.py') and pass the version from its header"
+    )
+    with pytest.raises(PatchError, match="a new file starts empty"):
+        await tools["patch"].fn("new.py", None, edits)
 
 
 async def test_shell_terminal_with_stages_and_stderr(tools: dict) -> None:

@@ -102,7 +102,15 @@ async def patch_file(
     if target.is_dir():
         raise IsADirectoryError(f"patch: {label} is a directory; patch edits one file")
     creating = not version
-    parsed = _creation_edits(edits) if creating else parse_edits(edits)
+    try:
+        parsed = _creation_edits(edits) if creating else parse_edits(edits)
+    except PatchError:
+        if creating and os.path.lexists(target):  # said of a new file, which this is not
+            raise PatchError(
+                f"patch: {label} already exists; version {version!r} creates a new file. Read "
+                f"it with cat({label!r}) and pass the version from its header"
+            ) from None
+        raise
     async with file_mutation_queue(target) as real:
         # the whole read-modify-write runs in a worker thread while this file's queue is held
         return await asyncio.to_thread(

@@ -89,5 +89,28 @@ def test_ls_lists_folders_first_and_skips_ignored(ctx: ToolContext, workspace: P
     assert list_folder(ctx, "src").splitlines() == ["src/", "  pkg/", "  a.py  6 B"]
     with pytest.raises(FileNotFoundError, match="no file or folder nope"):
         list_folder(ctx, "nope")
+
+
+def test_ls_of_a_subfolder_honours_the_root_gitignore(ctx: ToolContext, workspace: Path) -> None:
+    """``ls("web", depth=3)`` listed and counted ``node_modules/leftpad/index.js`` that the
+    root ``.gitignore`` ignores (``ls(".")`` and ``grep`` left it out): the rules of the
+    folders above the one listed apply as Git applies them."""
+    (workspace / ".gitignore").write_text("node_modules/\n__pycache__/\n")
+    (workspace / "web" / "node_modules" / "leftpad").mkdir(parents=True)
+    (workspace / "web" / "node_modules" / "leftpad" / "index.js").write_text("x\n")
+    (workspace / "web" / "app.js").write_text("y\n")
+    (workspace / "web" / "lib" / "__pycache__").mkdir(parents=True)
+    out = list_folder(ctx, "web", 3)
+    assert out.splitlines() == [
+        "web/",
+        "  lib/",
+        "    __pycache__/  (ignored, not listed)",
+        "  node_modules/  (ignored, not listed)",
+        "  app.js  2 B",
+    ]
+    assert list_folder(ctx, "web/lib", 2).splitlines() == [
+        "web/lib/",
+        "  __pycache__/  (ignored, not listed)",
+    ]
     with pytest.raises(ValueError, match="depth"):
         list_folder(ctx, ".", 0)

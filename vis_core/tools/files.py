@@ -7,7 +7,7 @@ from pathlib import Path
 
 from vis_core.system.truncate import fit_output
 from vis_core.text_limits import MAX_BYTES, MAX_LINES, Keep, format_size
-from vis_core.tools.beneath import Entry, Escape, entries, open_child
+from vis_core.tools.beneath import Beneath, Entry, Escape, entries, open_child
 from vis_core.tools.context import ToolContext, hidden_folders
 from vis_core.tools.ignore import IgnoreStack, is_ignored, rules_at
 from vis_core.tools.textfiles import ToolText, read_text, shown, split_lines, strip_eol
@@ -100,6 +100,26 @@ def _identities(folders: list[Path]) -> set[tuple[int, int]]:
     return found
 
 
+def _rules_above(files: Beneath, workspace: Path, target: Path) -> IgnoreStack:
+    """The ``.gitignore`` rules of the folders from the workspace down to ``target``'s
+    parent (as Git and ``grep`` apply them): a subfolder's listing honours the root's."""
+    if target == workspace or workspace not in target.parents:
+        return []
+    stack: IgnoreStack = []
+    for folder in reversed(target.parents[: len(target.parents) - len(workspace.parents)]):
+        try:
+            fd, _ = files.open_dir(folder)
+        except (OSError, Escape):
+            return stack
+        try:
+            rules = rules_at(fd)
+        finally:
+            os.close(fd)
+        if rules is not None:
+            stack.append((str(folder), rules))
+    return stack
+
+
 def list_folder(ctx: ToolContext, path: str = ".", depth: int = 1) -> ToolText:
     """List ``path`` ``depth`` levels deep: folders first with ``/``, files with their size.
 
@@ -129,7 +149,7 @@ def list_folder(ctx: ToolContext, path: str = ".", depth: int = 1) -> ToolText:
         raise ctx.escaped(target, exc, "ls") from None
     rows: list[str] = [f"{label}/" if label != "." else "./"]
     counts = {"folders": 0, "files": 0}
-    stack: IgnoreStack = []
+    stack: IgnoreStack = _rules_above(files, ctx.workspace, target)
     hidden = _identities(hidden_folders()) if ctx.jail else set()
 
     def visit(fd: int, folder: str, level: int) -> None:

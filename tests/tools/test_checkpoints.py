@@ -50,8 +50,36 @@ def test_restore_puts_back_changed_deleted_and_created_files(tmp_path: Path) -> 
     assert (ws / "cache" / "blob.bin").read_text() == "ignored, changed\n"
     assert (ws / ".git" / "index").read_bytes() == index
     assert (tmp_path / "private").stat().st_mode & 0o077 == 0
-    with pytest.raises(LookupError, match="no turn"):
+    with pytest.raises(LookupError, match="/undo already undid turns 1, 2, and no other turn"):
         points.restore()
+
+
+def test_a_second_undo_says_the_turn_was_undone_and_made_folders_go(tmp_path: Path) -> None:
+    """After ``/undo`` of the one turn that changed files, a second ``/undo`` said "no turn of
+    this session has changed files yet", and the folders that turn made stayed, empty. It
+    says the turn was undone, and the emptied folders it made are gone."""
+    ws = tmp_path / "ws"
+    (ws / "pkg").mkdir(parents=True)
+    (ws / "pkg" / "old.py").write_text("x\n")
+    points = Checkpoints(ws, tmp_path / "private")
+    with pytest.raises(LookupError, match="no turn of this session has changed files yet"):
+        points.restore()
+    points.take("t1", 1)
+    (ws / "pkg" / "sub" / "deep").mkdir(parents=True)
+    (ws / "pkg" / "sub" / "deep" / "mod.py").write_text("y\n")
+    (ws / "pkg" / "sub" / "x.py").write_text("z\n")
+    assert points.restore().turns == (1,)
+    assert not (ws / "pkg" / "sub").exists() and (ws / "pkg" / "old.py").exists()
+    with pytest.raises(LookupError) as said:
+        points.restore()
+    assert str(said.value) == (
+        "nothing left to undo: /undo already undid turn 1, and no other turn of this session "
+        "changed files"
+    )
+    points.take("t2", 2)
+    (ws / "pkg" / "old.py").write_text("changed\n")
+    with pytest.raises(LookupError, match=r"only 1 turn of this session can be undone \(/undo"):
+        points.restore(2)
 
 
 def test_undo_n_goes_back_several_turns_and_refuses_too_many(tmp_path: Path) -> None:

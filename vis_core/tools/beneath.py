@@ -434,6 +434,14 @@ class Beneath:
         finally:
             os.close(folder)
 
+    def rmdir(self, path: str | os.PathLike[str]) -> None:
+        """Remove the empty folder ``path`` (``OSError`` when it holds anything)."""
+        folder, name, _ = self._parent(path)
+        try:
+            os.rmdir(name, dir_fd=folder)
+        finally:
+            os.close(folder)
+
     def replace(self, source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
         """Rename ``source`` over ``target``, both beneath the root."""
         src, src_name, _ = self._parent(source)

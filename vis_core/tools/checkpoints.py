@@ -21,6 +21,7 @@ newest turn that changed files.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -30,7 +31,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from vis_core.model.undo import FolderTooBig, UndoReport
@@ -50,6 +51,7 @@ MAX_NEW_FILES = 5_000  # files copied per checkpoint at most; the rest are liste
 MAX_LISTED = 300_000  # files a listing takes at most (about a second): past it, none is taken
 KEEP = 20  # checkpoints kept per session; older ones (and blobs only they used) are removed
 LISTED = "files.json"  # the files of one checkpoint, all of them
+UNDONE = "undone.json"  # the positions of the turns /undo undid
 GIT = "git:"  # a digest naming a git blob (sha1) instead of a blob of our own
 
 
@@ -483,11 +485,7 @@ class Checkpoints:
             raise ValueError(f"/undo N: N must be 1 or more, not {steps}")
         existing, now = list(islice(self.newest_first(), steps + 1)), self.scan()
         if steps > len(existing):
-            raise LookupError(
-                f"only {plural(len(existing), 'turn')} of this session changed files"
-                if existing
-                else "no turn of this session has changed files yet"
-            )
+            raise LookupError(self._nothing_left(len(existing)))
         target, used = existing[steps - 1], existing[:steps]
         restored, removed, not_kept, kept = [], [], [], []
         touched = _touched(used)
@@ -516,12 +514,54 @@ class Checkpoints:
             except Escape:
                 raise self._outside(rel) from None
             removed.append(rel)
+        self._remove_emptied_folders(removed, target)
         earlier = existing[steps] if len(existing) > steps else None
         if earlier is not None and earlier.left is not None and (restored or removed):
             earlier = self._left_as_restored(earlier, target, [*restored, *removed])
         self._newest_is(earlier, used)
         turns = tuple(c.position for c in used)
+        write_private(self.folder / UNDONE, json.dumps([*self._undone(), *turns]).encode())
         return UndoReport(turns, tuple(restored), tuple(removed), tuple(not_kept), tuple(kept))
+
+    def _remove_emptied_folders(self, removed: list[str], target: Checkpoint) -> None:
+        """The folders of the files this undo removed that hold no file the workspace had
+        before (the undone turns made them), when empty now: deepest first. A checkpoint
+        lists files, not folders: one that was empty before the turn goes too."""
+        kept = {str(parent) for rel in target.files for parent in PurePosixPath(rel).parents}
+        folders = {
+            str(parent)
+            for rel in removed
+            for parent in PurePosixPath(rel).parents
+            if str(parent) not in kept and str(parent) != "."
+        }
+        for folder in sorted(folders, key=lambda f: f.count("/"), reverse=True):
+            with contextlib.suppress(OSError):  # not empty (an ignored file), gone, or a link
+                self.files.rmdir(folder)
+
+    def _undone(self) -> list[int]:
+        """The positions of the turns ``/undo`` undid, in the order it undid them."""
+        try:
+            turns = json.loads((self.folder / UNDONE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        return [t for t in turns if isinstance(t, int)] if isinstance(turns, list) else []
+
+    def _nothing_left(self, left: int) -> str:
+        """Why ``/undo`` cannot go back as far as asked, with ``left`` turns it can undo."""
+        undone = sorted(set(self._undone()))
+        said = (
+            f"/undo already undid turn{'s' if len(undone) > 1 else ''} "
+            + ", ".join(map(str, undone))
+            if undone
+            else ""
+        )
+        if left:
+            return f"only {plural(left, 'turn')} of this session can be undone" + (
+                f" ({said})" if said else ""
+            )
+        if said:
+            return f"nothing left to undo: {said}, and no other turn of this session changed files"
+        return "no turn of this session has changed files yet"
 
     def _left_as_restored(
         self, earlier: Checkpoint, target: Checkpoint, written: list[str]

@@ -19,6 +19,7 @@ from vis_core.events import (
     SessionCreated,
     TurnEnded,
     TurnStarted,
+    UserContext,
 )
 from vis_core.model.activity import (
     ActivityPresentation,
@@ -28,7 +29,7 @@ from vis_core.model.activity import (
     SymbolTag,
 )
 from vis_core.model.block import FileChange, FileChangeKind
-from vis_core.model.turn import TurnStatus
+from vis_core.model.turn import ContextOrigin, TurnStatus
 from vis_core.paths import VisPaths
 from vis_core.session_files import ExportFormat, export_session
 from vis_core.settings.storage import SecretsFile
@@ -124,6 +125,23 @@ def test_html_is_self_contained_and_every_text_inert(workspace: Path) -> None:
     assert "<details><summary>created notes.txt</summary><pre>+hello" in page
     assert "\x1b" not in page and "\\x1b]52;c;" in page
     assert SECRET not in page and "token=[REDACTED]" in page
+
+
+@pytest.mark.parametrize("fmt", [ExportFormat.MD, ExportFormat.HTML])
+def test_an_export_says_the_undo_after_a_turn(workspace: Path, fmt: ExportFormat) -> None:
+    """``/undo`` after turn 1 was only in the JSON export: Markdown and HTML listed turn 1's
+    files as if they stood. Both say the undo now, after the turn it undid."""
+    store, sid = _store_session(workspace)
+    note = "Undid the file changes of turn 1\n- deleted `notes.txt` (created by the turn)"
+    store.append_many(
+        [UserContext(sid, origin=ContextOrigin.UNDO, title="/undo", text="[Vis: …]", note=note)]
+    )
+    row = store.get_session(sid)
+    assert row is not None
+    text = export_session(store, row, fmt)
+    assert "Undid the file changes of turn 1" in text
+    assert text.index("Undid the file changes") > text.index("notes.txt")
+    assert "deleted `notes.txt` (created by the turn)" in text
 
 
 def test_json_is_the_sessions_api_snapshot_with_secrets_redacted(workspace: Path) -> None:

@@ -238,6 +238,8 @@ def _markdown_turn(turn: StoredTurn, out: list[str]) -> None:
             _markdown_block(value, out)
     if turn.error:
         out += [f"**Error:** {turn.error}", ""]
+    for note in turn.undone:  # the files this turn changed are as they were before it
+        out += ["**/undo:**", "", _quote(note), ""]
 
 
 def _markdown_block(block: StoredBlock, out: list[str]) -> None:
@@ -303,6 +305,8 @@ def _html(session: StoredSession, clean: Callable[[str], str]) -> str:
                 out.append(_html_block(value, esc))
         if turn.error:
             out.append(f'<p class="error">Error: {esc(turn.error)}</p>')
+        for note in turn.undone:
+            out.append(f'<div class="you text"><strong>/undo:</strong>\n{esc(note)}</div>')
     out.append("</body></html>")
     return "\n".join(out) + "\n"
 

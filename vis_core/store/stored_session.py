@@ -54,6 +54,7 @@ class StoredTurn:
     blocks: list[StoredBlock] = field(default_factory=list)
     activities: list[dict[str, Any]] = field(default_factory=list)  # outside any block
     story: list[tuple[StoryKind, Any]] = field(default_factory=list)  # in order
+    undone: list[str] = field(default_factory=list)  # what each /undo after it said
 
 
 @dataclass
@@ -91,6 +92,7 @@ _READ = (
     "IterationStarted",
     "BlockFinished",
     "TurnEnded",
+    "UserContext",
 )
 _ACTIVITIES = (  # the last state of each Activity, at the place of its first event
     "SELECT a.pos, e.data FROM activities AS a JOIN events AS e ON e.seq = a.seq "
@@ -123,6 +125,11 @@ def _event(data: dict[str, Any], turns: dict[str, StoredTurn], blocks: dict[str,
         turns[turn.id] = turn
         return
     turn = turns.get(data.get("turn_id") or "")
+    if kind == "UserContext" and data.get("origin") == "undo":
+        last = turn or next(reversed(turns.values()), None)  # between turns: after the last
+        if last is not None:
+            last.undone.append(str(data.get("note") or data.get("text") or "/undo"))
+        return
     if kind == "BlockFinished":
         block = blocks.get(data.get("iteration_id", ""))
         if block is not None:

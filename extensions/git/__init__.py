@@ -71,7 +71,7 @@ def render_diff(*, phase: str, args: Any, kwargs: Any, result: Any, error: Any):
     if phase != "success":
         return None
     if not result.files:
-        return vis.ActivityPresentation("Read git diff", f"No changes against {result.target}")
+        return vis.ActivityPresentation("Read git diff", f"No changes: {result.target}")
     table = vis.ActivityTable(
         ("File", "Added", "Removed"),
         tuple((f.path, f"+{f.added}", f"-{f.removed}") for f in result.files),
@@ -80,7 +80,7 @@ def render_diff(*, phase: str, args: Any, kwargs: Any, result: Any, error: Any):
     blocks = tuple(vis.ActivityDiff(f.patch, path=_abs(result.root, f.path)) for f in result.files)
     count = len(result.files)
     summary = (
-        f"{count} file{'s' if count != 1 else ''} against {result.target}: "
+        f"{count} file{'s' if count != 1 else ''}, {result.target}: "
         f"+{result.added} -{result.removed}"
     )
     return vis.ActivityPresentation("Read git diff", summary, (table, *blocks))

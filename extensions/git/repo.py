@@ -225,7 +225,10 @@ def diff(workspace: Path, path: str | None, staged: bool, ref: str | None) -> Gi
     args.append("--")
     if path:
         args.append(str((workspace / path).resolve()))
-    target = ref or ("index" if staged else "working tree")
+    # what is compared: ``git diff`` is the working tree against the index, ``--cached`` the
+    # index against HEAD, and with a ref either of them against that ref
+    changed = "index" if staged else "working tree"
+    target = f"{changed} against {ref or ('HEAD' if staged else 'index')}"
     return parse_diff(str(root), target, run_git(root, *args))
 
 

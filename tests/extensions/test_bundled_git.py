@@ -95,16 +95,18 @@ def test_diff_of_the_working_tree_and_the_index(repo: Path, tools: dict[str, Hos
     assert [(f.path, f.added, f.removed) for f in result.files] == [("notes.txt", 1, 0)]
     assert "+four" in result.files[0].patch and str(result).startswith("diff --git")
     presentation = _present(tools["git.diff"], result)
-    assert presentation.summary == "1 file against working tree: +1 -0"
+    # git diff compares the working tree with the index; --cached, the index with HEAD
+    assert presentation.summary == "1 file, working tree against index: +1 -0"
     table, block = presentation.content
     assert table.paths == (str(repo / "notes.txt"),)
     assert isinstance(block, vis.ActivityDiff) and block.path == str(repo / "notes.txt")
     assert block.diff == result.files[0].patch
     staged = tools["git.diff"].fn(staged=True)
-    assert staged.files == () and staged.target == "index"
-    assert _present(tools["git.diff"], staged).summary == "No changes against index"
+    assert staged.files == () and staged.target == "index against HEAD"
+    assert _present(tools["git.diff"], staged).summary == "No changes: index against HEAD"
     against = tools["git.diff"].fn("notes.txt", ref="HEAD~1")
     assert [(f.added, f.removed) for f in against.files] == [(3, 1)]
+    assert against.target == "working tree against HEAD~1"
 
 
 def test_log_newest_first_with_limit(tools: dict[str, HostTool]) -> None:

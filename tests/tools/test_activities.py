@@ -176,6 +176,9 @@ async def test_a_command_is_split_only_where_that_is_certainly_right(tools: dict
     )
     assert command_stages(commented) == (commented,)
     assert command_stages(substituted) == (substituted,)
+    long = "cat > big.txt <<'EOF'\n" + "line\n" * 500 + "EOF"
+    shown = command_stages(long)
+    assert len(shown) == 60 and shown[-1] == "… 443 more lines of the command"
     for command in (case, heredoc, commented, substituted):
         sh = await tools["shell"].fn(command)
         await sh.wait(10)

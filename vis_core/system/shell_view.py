@@ -17,6 +17,7 @@ from vis_core.model.block import format_duration
 from vis_core.text_limits import one_line
 
 TERMINAL_LINES = 200
+SHOWN_LINES = 60  # of a command of several lines
 OPERATORS = ("&&", "||", "|&", "|", ";")
 # Outside quotes, these make a command's structure more than a list of stages (subshells,
 # command substitution, groups, comments, ``case`` arms, here-documents): shown as written.
@@ -34,6 +35,9 @@ def command_stages(command: str) -> tuple[str, ...]:
     stages = _list_stages(command)
     if stages is None:
         lines = command.replace("\r\n", "\n").replace("\r", "\n").strip("\n").split("\n")
+        if len(lines) > SHOWN_LINES:  # a long here-document: its start (a copy holds it all)
+            more = len(lines) - SHOWN_LINES + 1
+            lines = [*lines[: SHOWN_LINES - 1], f"… {more:,} more lines of the command"]
         return tuple(_shown_line(line) for line in lines)
     cleaned = [one_line(stage, 400) for stage in stages if stage and stage not in OPERATORS]
     return tuple(cleaned) or (one_line(command, 400) or "(empty)",)

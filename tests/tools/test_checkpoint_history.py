@@ -81,7 +81,7 @@ def test_after_many_turns_each_kept_checkpoint_restores_exactly(tmp_path: Path) 
             points = Checkpoints(ws, private)
         assert points.restore().turns == (turn,)
         assert _files(ws) == before[turn]
-    with pytest.raises(LookupError, match="no turn"):
+    with pytest.raises(LookupError, match="already undid turns 6–25, and no checkpoint"):
         points.restore()
 
 

@@ -50,7 +50,7 @@ def test_restore_puts_back_changed_deleted_and_created_files(tmp_path: Path) -> 
     assert (ws / "cache" / "blob.bin").read_text() == "ignored, changed\n"
     assert (ws / ".git" / "index").read_bytes() == index
     assert (tmp_path / "private").stat().st_mode & 0o077 == 0
-    with pytest.raises(LookupError, match="/undo already undid turns 1, 2, and no other turn"):
+    with pytest.raises(LookupError, match="/undo already undid turns 1–2, and no checkpoint of an"):
         points.restore()
 
 
@@ -73,8 +73,8 @@ def test_a_second_undo_says_the_turn_was_undone_and_made_folders_go(tmp_path: Pa
     with pytest.raises(LookupError) as said:
         points.restore()
     assert str(said.value) == (
-        "nothing left to undo: /undo already undid turn 1, and no other turn of this session "
-        "changed files"
+        "nothing left to undo: /undo already undid turn 1, and no checkpoint of an earlier turn "
+        "is kept"
     )
     points.take("t2", 2)
     (ws / "pkg" / "old.py").write_text("changed\n")

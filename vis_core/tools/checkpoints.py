@@ -183,6 +183,17 @@ def listed(files: Files) -> Listing:
     return {rel: (f[0], f[1], f[2]) for rel, f in files.items()}
 
 
+def _spans(numbers: list[int]) -> str:
+    """``1, 3–5, 8`` of sorted ``numbers``."""
+    spans: list[list[int]] = []
+    for n in numbers:
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in spans)
+
+
 class Checkpoints:
     """The checkpoints of one session's workspace, kept under ``folder``."""
 
@@ -549,18 +560,14 @@ class Checkpoints:
     def _nothing_left(self, left: int) -> str:
         """Why ``/undo`` cannot go back as far as asked, with ``left`` turns it can undo."""
         undone = sorted(set(self._undone()))
-        said = (
-            f"/undo already undid turn{'s' if len(undone) > 1 else ''} "
-            + ", ".join(map(str, undone))
-            if undone
-            else ""
-        )
+        said = f"/undo already undid turn{'s' if len(undone) > 1 else ''} {_spans(undone)}"
+        said = said if undone else ""
         if left:
             return f"only {plural(left, 'turn')} of this session can be undone" + (
                 f" ({said})" if said else ""
             )
         if said:
-            return f"nothing left to undo: {said}, and no other turn of this session changed files"
+            return f"nothing left to undo: {said}, and no checkpoint of an earlier turn is kept"
         return "no turn of this session has changed files yet"
 
     def _left_as_restored(

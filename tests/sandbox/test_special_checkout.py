@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,11 @@ def _hostile_checkout(root: Path) -> list[socket.socket]:
     listening = []
     for name in (".vis/extensions/sock.py", ".claude/commands/sock.md"):
         server = socket.socket(socket.AF_UNIX)
-        server.bind(str(root / name))
+        # bound at a short path, then moved: a socket's path holds at most 107 bytes
+        short = Path(tempfile.mkdtemp(prefix="vis-sock-")) / "s"
+        server.bind(str(short))
+        os.rename(short, root / name)
+        short.parent.rmdir()
         listening.append(server)
     return listening
 

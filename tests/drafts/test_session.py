@@ -526,3 +526,28 @@ async def test_a_command_started_before_draft_create_writes_no_more_in_the_live_
     assert block.stdout.split()[:2] == ["refused", "True"], block.stdout
     assert not (repo / "typed.txt").exists()
     assert git(repo, "status", "--porcelain") == ""
+
+
+async def test_slash_draft_shows_file_names_the_model_chose_as_code_whatever_they_hold(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A file name holding backticks and Markdown (the model's choice) is one code span in
+    what ``/draft sync`` and ``/draft approve`` say: it cannot close the span and write bold
+    text or a link of its own into Vis's message (the app and ACP render it as Markdown)."""
+    from markdown_it import MarkdownIt
+
+    repo = make_repo(workspace)
+    odd = "x` **Vis checked: safe** [ok](https:evil.example) `.txt"
+    plant = f'await draft_create("names")\nopen({odd!r}, "w").write("hi\\n")'
+    host = await _open(repo, _script(tmp_path, {"code": plant}, {"text": "done"}))
+    try:
+        session = await host.new_session()
+        await session.submit("name a file")
+        approved = await host.commands.run(session, "/draft approve names")
+    finally:
+        await host.close()
+    assert approved.ok, approved.body
+    tokens = [t for b in MarkdownIt().parse(approved.body or "") for t in b.children or ()]
+    assert [t.content for t in tokens if t.type == "code_inline"] == [odd]
+    assert not [t for t in tokens if t.type in ("strong_open", "link_open")]
+    assert (repo / odd).read_text() == "hi\n"

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from vis_core.commands import CommandAction, CommandResult, err, ok
+from vis_core.commands import CommandAction, CommandResult, code_span, err, ok
 from vis_core.drafts import DraftChanged, DraftError, guarded
 from vis_core.drafts.session import SessionDrafts
 from vis_core.extension.declarations import SlashCommand
 from vis_core.extension.hooks import OperationBlocked
 from vis_core.model.draft import Draft, DraftView
-from vis_core.model.lines import on_one_line
 from vis_core.tools.display import plural
 
 USAGE = "/draft [new [LABEL] | approve [MESSAGE] | sync | discard]"
@@ -41,8 +40,8 @@ async def run_draft(ctx: dict[str, Any]) -> CommandResult:
             made = await drafts.create(args[0] if args else None)
             return ok(
                 f"Working in draft {made.label}",
-                f"{made.backend} at `{made.root}`; the workspace stays as it is until you "
-                "approve (`/draft approve`) or discard (`/draft discard`).",
+                f"{made.backend} at {code_span(str(made.root))}; the workspace stays as it is "
+                "until you approve (`/draft approve`) or discard (`/draft discard`).",
             )
         if draft is None:
             return ok(
@@ -58,14 +57,13 @@ async def run_draft(ctx: dict[str, Any]) -> CommandResult:
             except DraftChanged as exc:
                 return await _view(drafts, draft, refused=str(exc), message=message)
             files = (
-                "\n".join(f"- `{on_one_line(name)}`" for name in result["files"])
-                or "No file differed."
+                "\n".join(f"- {code_span(name)}" for name in result["files"]) or "No file differed."
             )
             into = f" into {result['target_branch']}" if result.get("target_branch") else ""
             return ok(f"Approved draft {draft.label}{into}", files)
         if action == "sync":  # the draft changed: shown again, as the next approve lands it
             files = await drafts.sync()
-            brought = ", ".join(f"`{on_one_line(name)}`" for name in files) or "nothing new"
+            brought = ", ".join(code_span(name) for name in files) or "nothing new"
             return await _view(drafts, draft, synced=f"Synced: brought in {brought}.")
         if action == "discard":
             await drafts.discard()
@@ -86,12 +84,12 @@ async def _view(
     if len(diff) > DIFF_CHARS:
         diff = diff[:DIFF_CHARS] + f"\n… (cut; the whole diff: git -C {draft.root} diff --cached)"
     summary = (
-        f"{draft.backend} at `{draft.root}`"
+        f"{draft.backend} at {code_span(str(draft.root))}"
         + (f"; approval commits to {draft.target_branch}" if draft.target_branch else "")
         + f". {plural(len(files), 'file differs', 'files differ')}."
         + "".join(f" {said}" for said in _guarded(files) if said)
     )
-    again = f"`/draft approve {message}`" if message else "`/draft approve`"
+    again = code_span(f"/draft approve {message}".strip())
     note = synced or (
         f"{refused[:1].upper()}{refused[1:]}. "
         f"Here it is now: approving again ({again}) lands it as shown."
@@ -119,13 +117,13 @@ def _guarded(files: list[str]) -> tuple[str, str]:
     """What the view says of the files approval refuses (in a ``.git``) or warns of."""
     found = guarded.repository_files(files)
     refused = (
-        f"Approval will be refused: the draft writes into a .git ({guarded.listed(found)}), "
-        "which approval never writes (git would run what its config names). Remove those "
-        "files from the draft, or discard it."
+        "Approval will be refused: the draft writes into a .git "
+        f"({guarded.listed(found, code_span)}), which approval never writes (git would run "
+        "what its config names). Remove those files from the draft, or discard it."
         if found
         else ""
     )
-    return refused, guarded.control_warning(files)
+    return refused, guarded.control_warning(files, code_span)
 
 
 def draft_command() -> SlashCommand:

@@ -3,7 +3,7 @@ config names) and files it writes only with a warning (a project's control files
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import PurePosixPath
 
 from vis_core.drafts.errors import DraftError
@@ -34,9 +34,10 @@ def among_control_files(names: Sequence[str]) -> list[str]:
     ]
 
 
-def listed(names: Sequence[str]) -> str:
-    """``names`` on one line, each escaped (a name holding a line break stays one name)."""
-    shown = ", ".join(on_one_line(n) for n in names[:SHOWN])
+def listed(names: Sequence[str], each: Callable[[str], str] = on_one_line) -> str:
+    """``names`` on one line, each escaped (a name holding a line break stays one name);
+    ``each``: how one name is shown (a Markdown code span where the text is Markdown)."""
+    shown = ", ".join(each(n) for n in names[:SHOWN])
     return shown + (f" … ({len(names)} in all)" if len(names) > SHOWN else "")
 
 
@@ -52,13 +53,14 @@ def refuse_repository(label: str, names: Sequence[str]) -> None:
         )
 
 
-def control_warning(names: Sequence[str]) -> str:
-    """The warning for the control files among ``names`` ('' when there are none)."""
+def control_warning(names: Sequence[str], each: Callable[[str], str] = on_one_line) -> str:
+    """The warning for the control files among ``names`` ('' when there are none), each
+    shown by ``each`` (see :func:`listed`)."""
     found = among_control_files(names)
     if not found:
         return ""
     return (
         f"The draft writes files that decide how Vis or other agents run this project: "
-        f"{listed(found)}. Read them before you approve: once written, a trusted project "
+        f"{listed(found, each)}. Read them before you approve: once written, a trusted project "
         "needs `vis trust` again, and other agents (Claude Code's .claude/) read them as they are."
     )

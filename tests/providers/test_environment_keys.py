@@ -137,7 +137,22 @@ def test_keys_an_mcp_server_config_expands_are_secrets() -> None:
     headers = (("Authorization", "Bearer ${GH_PAT}"),)
     expanded = expand_map(headers, "header", environ)
     assert expanded_keys(headers, expanded, all_keys=True, environ=environ) == [
-        "ghp_0123456789abcdef"
+        "Bearer ghp_0123456789abcdef",
+        "ghp_0123456789abcdef",
+    ]
+    # a credential written in mcp.json as it is: the header's whole value and its token
+    headers = (
+        ("Authorization", "Bearer literal-token-0123456"),
+        ("X-Api-Key", "literal-key-0123456"),
+        ("Cookie", "session=literal-cookie-0123"),
+        ("X-Team", "core-team-not-a-secret"),
+    )
+    expanded = expand_map(headers, "header", environ)
+    assert expanded_keys(headers, expanded, all_keys=True, environ=environ) == [
+        "Bearer literal-token-0123456",
+        "literal-token-0123456",
+        "literal-key-0123456",
+        "session=literal-cookie-0123",
     ]
     env = (
         ("GITHUB_TOKEN", "${GH_PAT}"),

@@ -59,6 +59,9 @@ def expand(
     return _VAR.sub(replace, value)
 
 
+CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+
+
 def expanded_keys(
     pairs: tuple[tuple[str, str], ...],
     expanded: Mapping[str, str],
@@ -68,16 +71,22 @@ def expanded_keys(
 ) -> list[str]:
     """The keys in ``expanded``, for the redactor: each ``${VAR}``'s value and each
     ``!command``'s output, of every entry (``all_keys``: headers) or of entries named like a
-    key (``GITHUB_TOKEN``: env); an entry named like a key is one whole, also when written
-    in the file as it is (``MY_API_KEY=sk-...``)."""
+    key (``GITHUB_TOKEN``: env). An entry named like a key (a header too: ``X-Api-Key``,
+    ``Authorization``, ``Cookie``) is one whole, also when written in the file as it is
+    (``MY_API_KEY=sk-...``), and so is a header's credential after its scheme (``Bearer``)."""
     env = os.environ if environ is None else environ
     found: list[str] = []
     for key, raw in pairs:
-        named = key_name(key)
+        named = key_name(key) or (
+            all_keys and (key.lower() in CREDENTIAL_HEADERS or key_name(key.replace("-", "_")))
+        )
         if not (all_keys or named):
             continue
         if raw.startswith("!") or named:
-            found.append(expanded.get(key, ""))
+            value = expanded.get(key, "")
+            found.append(value)
+            if all_keys and named:
+                found.append(value.partition(" ")[2].strip())
         if not raw.startswith("!"):
             found.extend(env.get(name, "") for name in _VAR.findall(raw))
     return [value for value in dict.fromkeys(found) if value]

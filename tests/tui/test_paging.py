@@ -73,15 +73,33 @@ async def test_paging_keeps_at_most_max_turns_mounted_and_brings_them_back(
         assert not transcript.has_newer and transcript.has_older
 
 
-async def test_ctrl_home_reaches_the_first_turn_in_one_press(workspace: Path) -> None:
-    # It mounted one page of 4 turns a press: 15 presses to reach turn 1 of 60.
+async def test_ctrl_home_reaches_the_first_turn_in_one_press(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One press shows turn 1 (it took 15 presses of a page of 4 turns to reach turn 1 of
+    60), and mounts the first page only, not every page on the way (500 steps at turn
+    2,000); going down mounts the rest again."""
     async with _paging(workspace) as (app, pilot, transcript):
         assert _positions(transcript)[:1] == [51]
+        made: list[int] = []
+        init = StoredTurnView.__init__
+
+        def counted(view: StoredTurnView, *args: Any, **kwargs: Any) -> None:
+            init(view, *args, **kwargs)
+            made.append(view.position)
+
+        monkeypatch.setattr(StoredTurnView, "__init__", counted)
         await pilot.press("ctrl+home")
         await until(
             pilot, lambda: _positions(transcript)[:1] == [1], seen=lambda: _positions(transcript)
         )
         await until(pilot, lambda: transcript.scroll_y == 0)
+        assert max(made) < 20, made  # turns 20 to 50 were never built on the way
+        for _ in range(12):
+            await pilot.press("pagedown")
+        await until(pilot, lambda: max(_positions(transcript)) > 8)
+        shown = _positions(transcript)
+        assert shown == list(range(shown[0], shown[-1] + 1))  # in order, none missing
         assert len(_positions(transcript)) <= transcript.max_turns and transcript.has_newer
         await pilot.press("ctrl+end")
         await until(pilot, lambda: _positions(transcript) == list(range(51, 71)))

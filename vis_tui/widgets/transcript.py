@@ -511,15 +511,47 @@ class Transcript(SteadyScroll, can_focus=False):
             self._loading = False
 
     async def load_oldest(self) -> None:
-        """Page up to the session's first turn (Ctrl+Home), then show it: a page per step,
-        each one as PageUp mounts it, the newest unmounted past :attr:`max_turns`."""
-        self._to_top = True  # the scroll of each step starts no paging of its own
-        try:
-            while self.has_older and await self.load_older():
-                pass
-        finally:
-            self._to_top = False
+        """Show the session's first turn (Ctrl+Home): the store's older pages are read off
+        the loop, the first page is mounted in place of the turns shown (kept below, mounted
+        again on the way down), then the view goes to the top. While a turn shown cannot be
+        rebuilt from the store (one of this run), every page is mounted on the way up."""
+        mounted = self._mounted_turns()
+        if self.loader is not None and not self._loading and self._trimmable(mounted) == mounted:
+            await self._jump_to_oldest(mounted)
+        else:
+            self._to_top = True  # the scroll of each step starts no paging of its own
+            try:
+                while self.has_older and await self.load_older():
+                    pass
+            finally:
+                self._to_top = False
         self.scroll_home(animate=False)
+
+    async def _jump_to_oldest(self, mounted: list[TurnView | StoredTurnView]) -> None:
+        """Mount the first page in place of ``mounted`` (all rebuildable from the store)."""
+        assert self.loader is not None
+        self._loading = True
+        try:
+            generation = self._generation
+            while self._store_has_older:
+                before = self._oldest_position
+                loaded = await asyncio.to_thread(self.loader, before)
+                if generation != self._generation:
+                    return  # cleared meanwhile (another session shown)
+                if self._oldest_position == before:  # not taken by a prefetch meanwhile
+                    self._take(loaded)
+            if not self._above:
+                return
+            page, between = self._above[:PAGE_TURNS], self._above[PAGE_TURNS:]
+            self._above = []
+            self.has_older = False
+            # kept below newest first: the turns shown, then those between them and the page
+            self._below.extend(self._stored[view.turn_id] for view in reversed(mounted))
+            self._below.extend(reversed(between))
+            await self._repage([self._stored_view(turn) for turn in page], [], mounted)
+            self._schedule_predraw(PREDRAW_AFTER_MOUNT)
+        finally:
+            self._loading = False
 
     async def load_newer(self) -> int:
         """Mount again the turns unmounted below; the oldest ones go above. Returns how many."""

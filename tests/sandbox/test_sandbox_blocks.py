@@ -155,3 +155,14 @@ def test_the_tail_of_printed_text_is_its_last_whole_lines() -> None:
     assert buffer.tail(2) == "x" * 4096  # from the last 4,096 characters at most
     assert buffer.tail(2, chars=10**6) == "d\n" + "x" * 10_000
     assert buffer.tail(9, chars=10**6).startswith("a\nb\nc\nd\n")
+
+
+def test_a_running_blocks_tail_draws_a_redrawn_line_as_a_terminal_does() -> None:
+    """A line redrawn with carriage returns shows its last draw over what it did not cover
+    (``50%`` over ``progress 10%`` reads ``50%gress 10%`` on a terminal), as the block's
+    row shows it once it ended."""
+    from vis_core.sandbox.output import TailBuffer
+
+    buffer = TailBuffer()
+    buffer.add("start\nprogress 10%\r50%\n")
+    assert buffer.tail(2) == "start\n50%gress 10%"

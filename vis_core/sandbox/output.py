@@ -67,6 +67,8 @@ class TailBuffer:
     def tail(self, lines: int, chars: int = 4096) -> str:
         """The last ``lines`` lines printed so far (the one still being printed counts),
         from at most the last ``chars`` characters: what a running block shows."""
+        from vis_core.model.block import drawn_line  # the host's; the child stays light
+
         found: list[str] = []
         size = newlines = 0
         for part in reversed(self._parts):
@@ -76,8 +78,7 @@ class TailBuffer:
             if size >= chars or newlines > lines:
                 break
         text = "".join(reversed(found))[-chars:].rstrip("\n")
-        # a line redrawn with carriage returns (a progress bar) shows as a terminal shows it
-        shown = [line.rstrip("\r").rsplit("\r", 1)[-1] for line in text.split("\n")[-lines:]]
+        shown = [drawn_line(line) for line in text.split("\n")[-lines:]]
         return "\n".join(shown) if text else ""
 
     def text(self) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import textwrap
 from pathlib import Path
@@ -311,6 +312,64 @@ async def test_op_hooks_and_slash_commands_run_in_the_session_worker(
         assert where.ok and where.data == {"pid": pid, "key": None}
     finally:
         await host.close()
+
+
+HANGS = """
+import time
+import vis_core.extension as vis
+
+
+def hang(call):
+    if call.get("path", "").endswith("slow.txt") or "slow" in str(call.get("args")):
+        time.sleep(3600)  # deaf to a cancel: its worker is killed
+    return None
+
+
+vis.register_extension(vis.Extension(
+    name="hangs", description="Hangs on anything slow.",
+    op_hooks=[vis.OpHook("shell", hang), vis.OpHook("fs_access", hang)],
+))
+"""
+
+
+async def test_an_op_hook_that_hangs_is_stopped_and_the_call_goes_on_as_for_an_error(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A guard that never answers held the model's call, and every later call into its
+    extension, until the block's time limit (30 minutes by default). It is cancelled after
+    the hook time limit (its worker killed when it ignores that): a before hook's failure is
+    logged and the command runs (as for a hook that raises); an fs_access check that does not
+    answer refuses, as one that raises does."""
+    (Path(os.environ["VIS_HOME"]) / "extensions").mkdir(parents=True, exist_ok=True)
+    (Path(os.environ["VIS_HOME"]) / "extensions" / "hangs.py").write_text(HANGS)
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    (workspace / "slow.txt").write_text("never read\n")
+    code = (
+        "h = await shell('echo slow-but-ran')\nprint((await h.wait(30)).output.strip())\n"
+        "try:\n    await cat('slow.txt')\nexcept Exception as exc:\n    print('refused:', exc)\n"
+        "h = await shell('echo quick')\nprint((await h.wait(30)).output.strip())"
+    )
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump([{"code": code}, {"text": "done"}]), encoding="utf-8")
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        workers = host.registry.extension_workers[session.id]
+        workers.times.hook_timeout, workers.times.cancel_grace = 1.0, 0.5
+        with caplog.at_level(logging.WARNING):
+            (result,) = [e for e in await _turn(session) if isinstance(e, BlockFinished)]
+    finally:
+        await host.close()
+    assert result.error is None, result.error
+    assert result.stdout.splitlines() == [
+        "slow-but-ran",
+        "refused: file-read of "
+        f"{workspace / 'slow.txt'} was refused by extension 'hangs': its fs_access hook did "
+        "not answer within 1 s; it was cancelled",
+        "quick",  # a fresh worker answers the next call
+    ]
+    assert "the shell hook of extension 'hangs' did not answer in time" in caplog.text
 
 
 ASKER = '''

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import traceback
 from collections.abc import Callable, Coroutine, Sequence
@@ -110,8 +111,17 @@ class OpHooks:
             raise LookupError(f"extension {ext.name!r} has no worker to run its op hook in")
         index = ext.declaration.op_hooks.index(hook)
         args = (index, payload, ext.name in waiting)
+        limit = self._worker.times.hook_timeout
         with calling(self._context_for(ext.name)):
-            return await self._worker.call_in(TargetKind.HOOK, ext.name, str(index), args)
+            call = self._worker.call_in(TargetKind.HOOK, ext.name, str(index), args)
+            try:
+                return await asyncio.wait_for(call, limit)
+            except TimeoutError:  # cancelled in the worker, which is killed if it ignores that
+                op = payload.get("op", FS_ACCESS)
+                log.warning("the %s hook of extension %r did not answer in time", op, ext.name)
+                raise TimeoutError(
+                    f"its {op} hook did not answer within {limit:g} s; it was cancelled"
+                ) from None
 
     def _wait(self, coro: Coroutine[Any, Any, T]) -> T:
         """The synchronous face, for a thread (a file tool's, a draft's): the session's loop

@@ -62,6 +62,9 @@ CANCEL_GRACE = 3.0  # seconds a worker has to answer a cancel before it is kille
 # seconds a prompt, activation, ctx, on_change or render callback may take before it is
 # cancelled and left out (they run before each request or block, so a hang must not stall it)
 CALLBACK_TIMEOUT = 5.0
+# seconds an op hook may take before it is cancelled: a guard or an observer that hangs must
+# not hold the model's call (and every later one into its extension) for ever
+HOOK_TIMEOUT = 60.0
 # SDK calls of one worker that may block at once (a live view's wait, a store read)
 SDK_THREADS = 256
 
@@ -69,10 +72,11 @@ SDK_THREADS = 256
 @dataclass
 class WorkerTimes:
     """Seconds a session's workers allow (one for all of them): a worker to answer a cancel
-    before it is killed, a callback that says no other limit to answer."""
+    before it is killed, a callback that says no other limit to answer, an op hook."""
 
     cancel_grace: float = CANCEL_GRACE
     callback_timeout: float = CALLBACK_TIMEOUT
+    hook_timeout: float = HOOK_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -323,6 +327,8 @@ class SessionWorker:
     async def call_in(self, target: TargetKind, owner: str, name: str, args: tuple) -> Any:
         """Run an op hook or a slash command of ``owner`` in the worker and await its answer;
         cancelling the awaiting task cancels it there."""
+        if self._cancelled:  # not queued behind a call that will never return
+            await self._settled()
         channel = await self._channel_for(owner)
         return await self._request(
             channel, f"{owner}'s {target} {name}", target, name, args, {}, owner

@@ -41,6 +41,35 @@ def test_vis_runs_no_git_where_a_driver_name_holds_an_equals_sign(tmp_path: Path
     assert marker.exists()
 
 
+@pytest.mark.parametrize(
+    "name", [b"", b"\xff", "caf\u00e9".encode()], ids=["empty", "not-utf8", "utf8"]
+)
+def test_a_driver_named_empty_or_not_in_utf8_is_switched_off_too(
+    tmp_path: Path, name: bytes
+) -> None:
+    """git runs a filter named ``""`` (``* filter=`` in .gitattributes) and one whose name is
+    not UTF-8; Vis's listing missed the first and switched off a replaced-character name for
+    the second, so an unpacked checkout's filter ran on the host at the first checkpoint."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    make_repo(workspace)
+    marker = tmp_path / "ran.txt"
+    script = workspace / "clean.sh"
+    script.write_text(f"#!/bin/sh\necho ran >> {marker}\ncat\n")
+    script.chmod(0o755)
+    (workspace / ".gitattributes").write_bytes(b"* filter=" + name + b"\n")
+    with (workspace / ".git" / "config").open("ab") as config:
+        config.write(b'[filter "' + name + b'"]\n\tclean = ' + bytes(script) + b"\n")
+    notes = workspace / "notes.txt"
+    notes.write_text("two\n")  # the same size: git compares the content through the filter
+    os.utime(notes, (0, 0))
+    run_git(["status", "--porcelain"], workspace)
+    run_git(["add", "-A"], workspace)
+    assert not marker.exists(), marker.read_text()
+    git(workspace, "status", "--porcelain")  # the person's own git: the attack is real
+    assert marker.exists()
+
+
 @pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=str(BWRAP_PROBLEM))
 async def test_vis_runs_no_git_in_a_repository_a_jailed_block_made(
     tmp_path: Path, vis_home: Path

@@ -16,6 +16,7 @@ looks into them.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import subprocess
 from collections.abc import Sequence
@@ -58,10 +59,11 @@ NEUTRAL_CONFIG = (
     "submodule.recurse=false",
     "fetch.recurseSubmodules=false",
 )
-# Driver keys whose names the repository chooses: each one found is switched off too.
+# Driver keys whose names the repository chooses: each one found is switched off too (git
+# runs a driver with an empty name: ``[filter ""]`` with ``* filter=`` in .gitattributes).
 _DRIVER_KEY = re.compile(
-    r"^(filter\.[^\n]+\.(clean|smudge|process)|diff\.[^\n]+\.(textconv|command)"
-    r"|merge\.[^\n]+\.driver|credential\.[^\n]+\.helper)$",
+    r"^(filter\.[^\n]*\.(clean|smudge|process)|diff\.[^\n]*\.(textconv|command)"
+    r"|merge\.[^\n]*\.driver|credential\.[^\n]*\.helper)$",
     re.IGNORECASE,
 )
 _DRIVER_VALUE = {"clean": "cat", "smudge": "cat", "textconv": "cat"}
@@ -121,7 +123,9 @@ def driver_overrides(cwd: Path) -> list[str]:
     except (OSError, subprocess.TimeoutExpired, GitFailed):
         return []
     pairs: list[str] = []
-    for name in done.stdout.decode("utf-8", "replace").split("\0"):
+    # a name's bytes as they are (not UTF-8: ``[filter "\xff"]``), which the ``-c`` pair
+    # gives back to git unchanged: a replaced byte would switch off another driver
+    for name in os.fsdecode(done.stdout).split("\0"):
         match = _DRIVER_KEY.match(name.strip())
         if match and "=" in name:
             raise GitFailed(

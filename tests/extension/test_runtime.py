@@ -115,6 +115,18 @@ def test_the_sandbox_runtime_refuses_what_belongs_to_trusted_code(tmp_path: Path
             vis.fs.write(tmp_path / "x.txt", "x")
         with pytest.raises(RuntimeError, match="trusted extension code"):
             runtime.call_tool("cat", (), {})  # refused by the runtime itself too
+        # each refusal names the call made (not a call it makes on its way), and a form or
+        # a live view is refused like the other host calls, not "undeliverable" or "open"
+        refused = {
+            "vis.ask": lambda: vis.ask("t", [vis.plaintext("a", "A")]),
+            "vis.live": lambda: vis.live("t", [vis.status("s", "x")]),
+            "vis.workspace_files()": vis.workspace_files,
+            "vis.run()": lambda: vis.run("hello"),
+        }
+        for name, call in refused.items():
+            with pytest.raises(RuntimeError) as caught:
+                call()
+            assert str(caught.value).startswith(f"{name} belongs to trusted extension code")
         assert not (tmp_path / "x.txt").exists()
     finally:
         install(previous)

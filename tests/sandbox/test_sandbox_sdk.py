@@ -28,7 +28,8 @@ attempt("fs-write", lambda: vis.fs.write("notes.txt", "x"))
 attempt("sessions", lambda: vis.list_sessions())
 attempt("create", lambda: vis.sessions.create())
 attempt("tools", lambda: vis.tools.cat("notes.txt"))
-print("ask", vis.ask("Name?", vis.plaintext("name")).reason.value)
+attempt("ask", lambda: vis.ask("Name?", vis.plaintext("name")))
+attempt("live", lambda: vis.live("Work", vis.status("s", "x")))
 """
 
 
@@ -48,6 +49,7 @@ async def test_sdk_in_the_sandbox_refuses_trusted_calls(sandbox: Sandbox, worksp
         "sessions RuntimeError True",
         "create RuntimeError True",
         "tools RuntimeError True",
-        "ask undeliverable",  # no person answers the model's own code
+        "ask RuntimeError True",  # a form is the person's: the model has its own way to ask
+        "live RuntimeError True",  # shown nowhere: "open" would say it is
     ]
     assert (workspace / "notes.txt").read_text(encoding="utf-8") == "kept"

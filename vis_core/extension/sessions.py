@@ -95,6 +95,7 @@ def run(
 ) -> Any:
     """Create an independent session and run one turn: its dict, or ``response_model`` parsed
     from the reply (JSON) when given."""
+    require_trusted("vis.run()")
     turn = sessions.create(**options).run(request, timeout=timeout)
     if response_model is None:
         return turn

@@ -76,6 +76,7 @@ def workspace_files() -> list[Path] | None:
 
     Every extension that asks within two seconds gets the same listing.
     """
+    require_trusted("vis.workspace_files()")
     root = workspace_root().resolve()
     with _cache_lock:
         lock = _listing_locks.setdefault(root, threading.Lock())

@@ -25,8 +25,8 @@ def _refused(what: str) -> Any:
 
 class SandboxRuntime(Runtime):
     """Untrusted: ``vis.register_extension``, ``vis.state``, ``vis.log``, ``vis.notify``,
-    attachments, ``vis.fs``, ``vis.shell``, sessions and ``vis.tools`` refuse; views and forms
-    behave as outside Vis (no host)."""
+    attachments, ``vis.fs``, ``vis.shell``, sessions, ``vis.tools``, forms (``vis.ask``) and
+    live views (``vis.live``) refuse: each would reach the host or the person."""
 
     trusted = False
 
@@ -45,6 +45,8 @@ class SandboxRuntime(Runtime):
     council = _refused("vis.council")
     jail_terms = _refused("vis.jailed_shell")
     run_git = _refused("vis.git")
+    ask = _refused("vis.ask")
+    open_live = _refused("vis.live")
 
     def attachment_find(self, key: str, version: int | None, what: str) -> Any:
         _refuse(what)

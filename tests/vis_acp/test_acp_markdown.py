@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 from acp import PROTOCOL_VERSION, text_block
@@ -32,13 +33,20 @@ def test_literal_text_renders_as_itself_line_by_line():
             "![img](x.png) <https://evil.example>",
             "",
             "after a gap",
+            "",
+            "    indented like code",
+            "\tand tabbed",
+            "see https://evil.example/x or WWW.evil.example",
         ]
     )
-    tags, shown = rendered(literal(text))
+    escaped = literal(text)
+    tags, shown = rendered(escaped)
     assert tags <= {"p", "br"}
     assert [line.strip() for line in shown.splitlines() if line.strip()] == [
         line.strip() for line in text.splitlines() if line.strip()
     ]
+    # no bare URL an editor's GFM links on its own (www. or a scheme's ://)
+    assert not re.search(r"[^\\]://|www\.", escaped, re.IGNORECASE)
     tags, shown = rendered(literal_line("# a\n[b](c)"))
     assert tags == {"p"} and shown.strip() == "# a [b](c)"
 

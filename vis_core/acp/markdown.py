@@ -11,6 +11,9 @@ _INLINE = re.compile(r"([\\`*_\[\]<>&~|$#{}^!])")
 # what opens a block at the start of a line: a quote, a list item, a setext underline
 # or a thematic break (the first character escaped is enough), an ordered list item
 _LINE_START = re.compile(r"^(\s*)([-+=:])|^(\s*\d+)([.)])")
+# what an editor's Markdown (GFM) turns into a link with no bracket: a bare URL, www.
+_BARE_LINK = re.compile(r"(?<=[A-Za-z0-9])(:)(?=//)|(?<=\bwww)(\.)", re.IGNORECASE)
+_INDENTED = re.compile(r"^( )(?=   |\t)|^\t")  # four columns in: a code block
 
 
 def fenced(text: str, language: str = "") -> str:
@@ -22,7 +25,8 @@ def fenced(text: str, language: str = "") -> str:
 
 
 def _line(text: str) -> str:
-    escaped = _INLINE.sub(r"\\\1", text)
+    escaped = _BARE_LINK.sub(r"\\\1\2", _INLINE.sub(r"\\\1", text))
+    escaped = _INDENTED.sub(lambda m: "&#32;" if m[1] else "&#9;", escaped, count=1)
     return _LINE_START.sub(_escape_start, escaped, count=1)
 
 

@@ -55,10 +55,11 @@ def test_a_quick_run_says_each_failed_server_once_and_where_to_look(
 ) -> None:
     """A run whose turn ended before its servers failed said nothing of them (three failed
     servers, no warning), and a warning pointed to `/mcp`, a screen of the app only."""
-    exits = "import sys; sys.stderr.write('boom: no config\\n'); sys.exit(3)"
+    # a shell fails within the run's settle even on a loaded machine (a Python took >5 s)
+    exits = "echo 'boom: no config' >&2; exit 3"
     servers = {
         "nocmd": {"command": str(workspace / "no-such-server")},
-        "exits": {"command": sys.executable, "args": ["-c", exits]},
+        "exits": {"command": "/bin/sh", "args": ["-c", exits]},
         "nowhere": {"url": f"{http_server}/no-such-path/mcp"},
     }
     write_config(vis_home / "mcp.json", servers)

@@ -186,7 +186,7 @@ def test_a_block_whose_output_was_saved_or_that_printed_a_command_replays_identi
     """A block printing over 50 KB (its full output saved to a file named by session, time
     and a random part) or a shell handle (with its pid) never replayed identical: `vis
     replay` in CI failed for every such session (found by a tester)."""
-    code = 'print("Z" * 60000)\nprint(await shell("sleep 0.2"))'
+    code = 'print("Z" * 60000)\nprint(await shell("sleep 30"))'  # running when printed, both times
     path = script(tmp_path, [{"code": code}, {"text": "ok"}])
     done = vis(
         "run", "--provider", "scripted", "--script", str(path), "print a lot",

@@ -1,11 +1,11 @@
 """Images the person pastes: a dropped file's path (quoted, backslash-escaped or a file://
-URL, as terminals write them) and the clipboard's image through the platform's tool."""
+URL, as terminals write them) and the clipboard's image through the platform's tool, found
+outside the working folder (a checkout's ``./xclip`` never runs)."""
 
 from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import stat
 import subprocess
 import sys
@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from vis_core.frontend import host_program
 from vis_core.model.images import (
     IMAGE_TYPES,
     MAX_SOURCE_BYTES,
@@ -86,31 +87,38 @@ def _first_image_type(listed: bytes) -> str | None:
     return next((media for media in IMAGE_TYPES if media in offered), None)
 
 
+def clipboard_tool(name: str) -> str | None:
+    """The absolute path of the clipboard program ``name``, looked up only in ``PATH``'s
+    absolute folders outside the working folder: an empty or ``.`` entry never picks a
+    checkout's ``./xclip``."""
+    return host_program(name, (Path.cwd(),))
+
+
 def clipboard_image(
     environ: Mapping[str, str] = os.environ,
-    which: Callable[[str], str | None] = shutil.which,
+    which: Callable[[str], str | None] = clipboard_tool,
     platform: str = sys.platform,
 ) -> bytes | None:
     """The clipboard's image bytes (None: it holds no image); :class:`NoClipboardTool` when
-    no tool that reads it is installed."""
+    no tool that reads it is installed. Each tool runs by the absolute path ``which`` gives."""
     if platform == "darwin":
-        if which("pngpaste"):
-            return _run(["pngpaste", "-"]) or None
-        if which("osascript"):
-            out = _run(["osascript", "-e", "the clipboard as «class PNGf»"]).strip()
+        if pngpaste := which("pngpaste"):
+            return _run([pngpaste, "-"]) or None
+        if osascript := which("osascript"):
+            out = _run([osascript, "-e", "the clipboard as «class PNGf»"]).strip()
             hex_digits = out.removeprefix("«data PNGf".encode()).removesuffix("»".encode())
             try:
                 return bytes.fromhex(hex_digits.decode("ascii")) or None
             except ValueError:  # no image on the clipboard: osascript said something else
                 return None
         raise NoClipboardTool(NO_CLIPBOARD_TOOL)
-    if environ.get("WAYLAND_DISPLAY") and which("wl-paste"):
-        media = _first_image_type(_run(["wl-paste", "--list-types"]))
-        return _run(["wl-paste", "--no-newline", "--type", media]) or None if media else None
-    if environ.get("DISPLAY") and which("xclip"):
-        targets = _run(["xclip", "-selection", "clipboard", "-t", "TARGETS", "-o"])
+    if environ.get("WAYLAND_DISPLAY") and (wl_paste := which("wl-paste")):
+        media = _first_image_type(_run([wl_paste, "--list-types"]))
+        return _run([wl_paste, "--no-newline", "--type", media]) or None if media else None
+    if environ.get("DISPLAY") and (xclip := which("xclip")):
+        targets = _run([xclip, "-selection", "clipboard", "-t", "TARGETS", "-o"])
         media = _first_image_type(targets)
         if media is None:
             return None
-        return _run(["xclip", "-selection", "clipboard", "-t", media, "-o"]) or None
+        return _run([xclip, "-selection", "clipboard", "-t", media, "-o"]) or None
     raise NoClipboardTool(NO_CLIPBOARD_TOOL)

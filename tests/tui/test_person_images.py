@@ -178,3 +178,35 @@ async def test_a_dropped_file_name_in_the_refusal_stays_text(
             shown = f"{name} is not a PNG image"
             await until(pilot, lambda shown=shown: shown in _toasts(app))
         assert app.is_running
+
+
+async def test_ctrl_v_never_runs_a_checkouts_clipboard_tool(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clip = tmp_path / "clip.bin"
+    clip.write_bytes(png(5, 7))
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "xclip").write_text(
+        '#!/bin/sh\ncase "$*" in *TARGETS*) printf "TARGETS\\nimage/png\\n";; '
+        f'*) cat "{clip}";; esac\n',
+        encoding="utf-8",
+    )
+    planted = workspace / "pwned"
+    (workspace / "xclip").write_text(f'#!/bin/sh\necho "$*" >> "{planted}"\n', encoding="utf-8")
+    for xclip in (tools / "xclip", workspace / "xclip"):
+        xclip.chmod(0o755)
+    monkeypatch.chdir(workspace)
+    # the empty entry first: the working folder is searched before the person's tools
+    monkeypatch.setenv("PATH", f":{tools}:{Path('/usr/bin')}:{Path('/bin')}")
+    monkeypatch.setenv("DISPLAY", ":99")
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "ok"}]))
+    async with app.run_test(size=(110, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press("ctrl+v")
+        await until(
+            pilot, lambda: "clipboard.png · PNG · " in _chips(app), seen=lambda: _chips(app)
+        )
+        assert "5×7" in _chips(app)
+    assert not planted.exists()

@@ -17,7 +17,7 @@ from textual import events
 from textual.app import App, SuspendNotSupported
 from textual.screen import Screen
 
-from vis_core.frontend import check_in_background, welcome_facts
+from vis_core.frontend import check_in_background, open_browser, welcome_facts
 from vis_tui.block_context import DEFAULT_PACING, AnswerPacing
 from vis_tui.collector import CHECK_EVERY, IdleCollector, resume_after_start
 from vis_tui.editor import NO_EDITOR, editor_command, resolve, run_editor
@@ -457,11 +457,16 @@ class VisApp(App[int]):
 
     def open_url(self, url: str, *, new_tab: bool = True) -> None:
         """Only a web or mail address reaches the browser: Textual's own links (a Markdown
-        block's, a link style's) call this directly; any other scheme is said, not opened."""
+        block's, a link style's) call this directly; any other scheme is said, not opened.
+        The browser is started by a program found outside the workspace, never by Python's
+        ``webbrowser`` (it runs ``xdg-settings`` and ``xdg-open`` by name off ``PATH``)."""
         if not opens(url):
             self.notify(f"Not opened: {url} (only web and mail links open)", markup=False)
             return
-        super().open_url(url, new_tab=new_tab)
+        if self.is_web:  # in a browser tab (vis --web): the page opens it
+            super().open_url(url, new_tab=new_tab)
+        elif not open_browser(url, (Path.cwd(), Path(self.options.workspace))):
+            self.notify(f"No browser could open {url} here.", severity="warning", markup=False)
 
     def action_open_link(self, url: str) -> None:
         """A web or mail address opens in the browser; any other address with a scheme is

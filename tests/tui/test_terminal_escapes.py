@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pilot_keys import type_keys
 from textual.geometry import Region
 
@@ -111,7 +112,7 @@ async def test_only_web_and_mail_links_reach_the_terminal_as_links(
 
 
 async def test_a_link_in_a_markdown_block_opens_only_a_web_or_mail_address(
-    workspace: Path, tmp_path: Path
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A child session's answer is a Markdown block (Textual's Markdown widget), whose link
     click calls the app's open_url itself, not the app's link action: a model's
@@ -119,18 +120,23 @@ async def test_a_link_in_a_markdown_block_opens_only_a_web_or_mail_address(
     app's open_url now passes only web and mail addresses on, and says why not."""
     from textual.widgets import Markdown
 
+    log = tmp_path / "opened"
+    opener = tmp_path / "bin" / "xdg-open"  # the desktop's opener: writes what it was given
+    opener.parent.mkdir()
+    opener.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\n', encoding="utf-8")
+    opener.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{opener.parent}:{Path('/usr/bin')}:{Path('/bin')}")
+    monkeypatch.setenv("DISPLAY", ":99")
+    monkeypatch.delenv("BROWSER", raising=False)
     app = vis_app(workspace, write_script(tmp_path, [{"text": "ok"}]))
     async with app.run_test(size=(110, 40)) as pilot:
         await started(app, pilot)
-        opened: list[str] = []
-        assert app._driver is not None
-        app._driver.open_url = lambda url, new_tab=True: opened.append(url)  # type: ignore[method-assign]
         block = Markdown("[run it](vscode://evil.ext/install) [docs](https://example.com/d)")
         await app.main.mount(block)
         for href in ("vscode://evil.ext/install", "https://example.com/d"):
             block.post_message(Markdown.LinkClicked(block, href))
-        await until(pilot, lambda: bool(opened))
+        await until(pilot, lambda: log.exists() and log.read_text().endswith("\n"))
         await pilot.pause()
-        assert opened == ["https://example.com/d"]
+        assert log.read_text() == "https://example.com/d\n"
         told = [n.message for n in app._notifications]
         assert "Not opened: vscode://evil.ext/install (only web and mail links open)" in told

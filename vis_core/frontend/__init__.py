@@ -106,6 +106,7 @@ if TYPE_CHECKING:
     from vis_core.settings.tree import SettingNode as SettingNode
     from vis_core.settings.tree import SettingsTree as SettingsTree
     from vis_core.settings.values import Source as Source
+    from vis_core.system.browser import open_browser as open_browser
     from vis_core.system.exiting import exit_now as exit_now
     from vis_core.system.jail_check import check_in_background as check_in_background
     from vis_core.system.programs import host_program as host_program

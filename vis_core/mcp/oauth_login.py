@@ -6,9 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import shutil
-import subprocess
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -31,6 +28,7 @@ from vis_core.mcp.oauth_settings import (
 )
 from vis_core.mcp.oauth_store import CredentialStore, SecretTokenStorage
 from vis_core.mcp.values import ExpansionError, expand_map
+from vis_core.system.browser import open_browser
 
 log = logging.getLogger(__name__)
 
@@ -143,36 +141,6 @@ def _html(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def has_browser() -> bool:
-    """A graphical browser can open here (not over SSH without a display)."""
-    if sys.platform == "darwin" or os.name == "nt":
-        return True
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) and bool(
-        shutil.which("xdg-open")
-    )
-
-
-def open_browser(url: str) -> bool:
-    """Open ``url`` in the system browser, never in a terminal browser; False when none."""
-    if not has_browser():
-        return False
-    if os.name == "nt":
-        os.startfile(url)  # type: ignore[attr-defined]
-        return True
-    command = ["open", url] if sys.platform == "darwin" else ["xdg-open", url]
-    try:
-        subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    except OSError:
-        return False
-    return True
-
-
 def _error_text(exc: BaseException) -> str | None:
     """The sign-in error inside ``exc`` (an exception group from the transport), if any."""
     if isinstance(exc, BaseExceptionGroup):
@@ -248,7 +216,7 @@ async def sign_in(
     listening(listener)
 
     async def shown(url: str) -> None:
-        opened = await asyncio.to_thread(open_browser, url)
+        opened = await asyncio.to_thread(open_browser, url, (Path.cwd(),))
         result = show(url, opened)
         if result is not None:
             await result

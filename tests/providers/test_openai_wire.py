@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import platform
 import socket
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 
 import pytest
 
@@ -42,6 +44,28 @@ def text_of(events: list[StreamEvent]) -> str:
 
 async def no_sleep(delay: float) -> None:
     return None
+
+
+async def test_a_request_never_runs_a_checkouts_uname(
+    wire_server: WireServer,
+    provider_at: Callable[..., OpenAIProvider],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The SDK's first request asks ``platform.platform()``, which runs ``uname -p`` by name
+    off PATH: with an empty entry first, Vis started in a checkout ran its ``./uname``."""
+    planted = tmp_path / "pwned"
+    uname = tmp_path / "uname"
+    uname.write_text(f'#!/bin/sh\necho "$*" >> "{planted}"\necho x86_64\n', encoding="utf-8")
+    uname.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", f":{Path('/usr/bin')}:{Path('/bin')}")
+    # Python keeps the answer for the process: forget one an earlier test got
+    monkeypatch.delitem(vars(platform.uname()), "processor", raising=False)
+    wire_server.reply(openai_reply("hi"))
+    assert text_of(await collect(provider_at())) == "hi"
+    assert wire_server.requests[0].headers["x-stainless-os"] == "Linux"
+    assert not planted.exists(), planted.read_text(encoding="utf-8")
 
 
 async def test_text_answer_with_cached_usage(

@@ -6,6 +6,7 @@ import json
 import logging
 import uuid
 from collections.abc import AsyncGenerator, Mapping
+from pathlib import Path
 from typing import Any
 
 from vis_core.model.conversation import (
@@ -40,6 +41,7 @@ from vis_core.providers.sdk_provider import (
     excerpt,
 )
 from vis_core.providers.server_limits import discover_server
+from vis_core.system.programs import settle_processor
 
 log = logging.getLogger(__name__)
 
@@ -278,6 +280,7 @@ class OpenAIProvider(SdkProvider):
     def _sdk(self) -> tuple[Any, type[Any], type[BaseException]]:
         import openai
 
+        settle_processor((Path.cwd(),))  # the SDK's first request asks platform.platform()
         return openai, openai.AsyncOpenAI, openai.OpenAIError
 
     async def _ask_server(self, model: str) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import platform
 import shutil
+import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -40,3 +42,25 @@ def host_program(name: str, roots: Iterable[Path]) -> str | None:
     outside ``roots`` (the workspace, the project): a ``PATH`` with ``.``, an empty entry or
     ``node_modules/.bin`` never picks a checkout's ``./git``. None when there is none."""
     return shutil.which(name, path=path_outside(os.environ.get("PATH", os.defpath), roots))
+
+
+def settle_processor(roots: Iterable[Path]) -> None:
+    """Learn ``platform.uname().processor`` now, from the ``uname`` :func:`host_program`
+    finds: Python runs ``uname -p`` by name off ``PATH`` the first time it is asked (the
+    openai SDK's ``platform.platform()`` does, for a request header), which with an empty or
+    ``.`` entry ran a checkout's ``./uname``. The answer is kept where Python keeps its own
+    (``processor`` is a cached property of the cached ``uname()``)."""
+    known = vars(platform.uname())
+    if "processor" in known:
+        return
+    found = host_program("uname", roots)
+    answer = ""
+    if found is not None:
+        try:
+            done = subprocess.run(
+                [found, "-p"], capture_output=True, text=True, timeout=5, stdin=subprocess.DEVNULL
+            )
+            answer = done.stdout.strip() if done.returncode == 0 else ""
+        except (OSError, subprocess.TimeoutExpired):
+            answer = ""
+    known["processor"] = "" if answer == "unknown" else answer

@@ -105,6 +105,29 @@ async def test_missing_attachment_shows_placeholder_with_reason(harness, workspa
         assert str(video.render()) == "[video] demo.mp4"
 
 
+async def test_an_eps_named_png_is_not_decoded_by_a_checkouts_ghostscript(
+    harness, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pillow, left to guess a file's format, read an EPS (``attach('shot.png')`` of one, a
+    checkout's file an image block names) by running ``gs`` by name off PATH: a checkout's
+    ``./gs`` with an empty entry first, else Ghostscript on the model's PostScript, on the
+    host. Only PNG, JPEG, GIF and WebP are decoded."""
+    planted = tmp_path / "pwned"
+    (workspace / "gs").write_text(f'#!/bin/sh\necho "$*" >> "{planted}"\n', encoding="utf-8")
+    (workspace / "gs").chmod(0o755)
+    (workspace / "shot.png").write_text(
+        "%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 10 10\nshowpage\n", encoding="utf-8"
+    )
+    monkeypatch.chdir(workspace)
+    monkeypatch.setenv("PATH", f":{Path('/usr/bin')}:{Path('/bin')}")
+    app = harness
+    async with app.run_test(size=(100, 40)) as pilot:
+        block = await _expanded_image(app, pilot, _events("s", ActivityImage("shot.png")))
+        assert block.image is None and block.reason is not None
+        assert block.reason.startswith("shot.png is not an image Vis can read"), block.reason
+    assert not planted.exists(), planted.read_text(encoding="utf-8")
+
+
 async def test_stored_attachment_resolves_by_filename(workspace: Path) -> None:
     app = vis_app(workspace)
     async with app.run_test(size=(100, 40)) as pilot:

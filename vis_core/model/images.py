@@ -19,6 +19,9 @@ IMAGE_TYPES: dict[str, tuple[str, tuple[str, ...]]] = {
     "image/webp": ("WebP", (".webp",)),
 }
 IMAGE_SUFFIXES = frozenset(s for _, suffixes in IMAGE_TYPES.values() for s in suffixes)
+# the only decoders Pillow may pick (``Image.open(..., formats=DECODERS)``): left to guess, it
+# reads an EPS (whatever its name) by running Ghostscript, ``gs`` by name off PATH, on the host
+DECODERS = tuple(name.upper() for name, _ in IMAGE_TYPES.values())
 
 
 class ImageRefused(ValueError):
@@ -178,7 +181,7 @@ def downscaled(name: str, data: bytes, pixels: int) -> PersonImage:
     from PIL import Image, UnidentifiedImageError
 
     try:
-        with Image.open(io.BytesIO(data)) as source:
+        with Image.open(io.BytesIO(data), formats=DECODERS) as source:
             width, height = source.size  # what the decoder builds: a header can say less
             if width * height > MAX_SOURCE_PIXELS:
                 raise _too_large(

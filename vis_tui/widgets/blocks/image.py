@@ -20,7 +20,7 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from vis_core.model.activity import ActivityImage
-from vis_core.model.images import MAX_SOURCE_PIXELS
+from vis_core.model.images import DECODERS, MAX_SOURCE_PIXELS
 from vis_tui.widgets.blocks.registry import BlockContext
 from vis_tui.widgets.paths import PathChip
 
@@ -136,10 +136,11 @@ def resolve_image(block: ActivityImage, context: BlockContext) -> Path | str:
 
 
 def load_picture(path: Path, limit: tuple[int, int]) -> tuple[tuple[int, int], Any]:
-    """The image's own size and a copy no larger than ``limit`` pixels (runs in a thread)."""
+    """The image's own size and a copy no larger than ``limit`` pixels (runs in a thread);
+    only a PNG, JPEG, GIF or WebP file is decoded (an EPS ran Ghostscript, by name)."""
     from PIL import Image as PILImage
 
-    with PILImage.open(path) as opened:
+    with PILImage.open(path, formats=DECODERS) as opened:
         natural = opened.size
         if natural[0] * natural[1] > MAX_SOURCE_PIXELS:  # a small file can hold a huge picture
             raise ValueError(f"{natural[0]}×{natural[1]} pixels, too many to show")

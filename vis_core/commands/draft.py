@@ -87,7 +87,7 @@ async def _view(
         f"{draft.backend} at {code_span(str(draft.root))}"
         + (f"; approval commits to {draft.target_branch}" if draft.target_branch else "")
         + f". {plural(len(files), 'file differs', 'files differ')}."
-        + "".join(f" {said}" for said in _guarded(files) if said)
+        + "".join(f" {said}" for said in _guarded(files, drafts, draft) if said)
     )
     again = code_span(f"/draft approve {message}".strip())
     note = synced or (
@@ -113,14 +113,20 @@ async def _view(
     )
 
 
-def _guarded(files: list[str]) -> tuple[str, str]:
-    """What the view says of the files approval refuses (in a ``.git``) or warns of."""
+def _guarded(files: list[str], drafts: SessionDrafts, draft: Draft) -> tuple[str, str]:
+    """What the view says of the files approval refuses (in a ``.git``, or making a git
+    repository) or warns of."""
     found = guarded.repository_files(files)
+    made = guarded.made_repositories(files, drafts.drafts.landing_roots(draft))
     refused = (
         "Approval will be refused: the draft writes into a .git "
         f"({guarded.listed(found, code_span)}), which approval never writes (git would run "
         "what its config names). Remove those files from the draft, or discard it."
         if found
+        else f"Approval will be refused: the draft {guarded.repositories_made(made, code_span)}"
+        ", which approval never writes (git would run what its config names). Remove those "
+        "files from the draft, or discard it."
+        if made
         else ""
     )
     return refused, guarded.control_warning(files, code_span)

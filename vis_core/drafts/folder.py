@@ -131,13 +131,14 @@ def approve(
     workspace: Path, tree: Path, base: Manifest, reviewed: str | None = None, label: str = ""
 ) -> list[str]:
     """Copy the draft's changed files back; refuses (naming them, copying nothing) files the
-    live workspace changed since the draft began, files in a ``.git``, and, given
+    live workspace changed since the draft began, files in a ``.git`` or making a git
+    repository (:func:`guarded.refuse_repository`), and, given
     ``reviewed`` (its :func:`state` when the person was shown it), a draft changed since."""
     draft = changes(tree, base)
     names = sorted(draft)
     if reviewed and state(draft) != reviewed:
         raise DraftChanged(label, changed_since(reviewed, draft))
-    guarded.refuse_repository(label, names)
+    guarded.refuse_repository(label, names, (tree, workspace))
     copy, live = Beneath(tree), Beneath(workspace)
     gone = {name for name in names if draft[name] is None}
     refused = []

@@ -254,7 +254,7 @@ class Drafts:
         if reviewed and mine != reviewed:
             raise DraftChanged(draft.label, worktree.tree_files(tree, reviewed, mine))
         change = worktree.draft_change(top, draft.target_branch, draft.base, mine)
-        guarded.refuse_repository(draft.label, change.files)
+        guarded.refuse_repository(draft.label, change.files, self.landing_roots(draft))
         target = draft.target_branch or ""
         args = {
             **self._args(draft),
@@ -291,7 +291,7 @@ class Drafts:
     ) -> dict[str, Any]:
         """Copy the draft's changed files back into the workspace (no git)."""
         files = self.changed_files(draft)
-        guarded.refuse_repository(draft.label, files)
+        guarded.refuse_repository(draft.label, files, self.landing_roots(draft))
         args = {
             **self._args(draft),
             "branch": draft.branch,
@@ -352,6 +352,11 @@ class Drafts:
     def tree(self, draft: Draft) -> Path:
         """The draft's whole working copy (the repository's top in a worktree)."""
         return self.folder / draft.id / "tree"
+
+    def landing_roots(self, draft: Draft) -> tuple[Path, Path]:
+        """The folders the draft's file names are relative to: its copy, and where approval
+        writes them (the workspace; the repository's top in a worktree)."""
+        return self.tree(draft), Path(draft.repo_root or draft.workspace)
 
     def _manifest(self, draft: Draft) -> Path:
         return self.folder / draft.id / MANIFEST

@@ -39,7 +39,8 @@ def draft_tools(drafts: SessionDrafts, approver: Approver) -> list[HostTool]:
         written to the workspace; then leave it."""
         draft = _current(drafts)
         review = await drafts.review()
-        guarded.refuse_repository(draft.label, review.files)  # before the person is asked
+        roots = drafts.drafts.landing_roots(draft)
+        guarded.refuse_repository(draft.label, review.files, roots)  # before the person is asked
         refusal = await approver(draft, review)
         if refusal is not None:
             raise PermissionError(refusal)

@@ -26,6 +26,7 @@ from vis_core.model.channel import Channel
 from vis_core.model.draft import Draft, DraftAction, DraftBackend, DraftReview
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import BLOCK_CANCELLED
+from vis_core.system.git_dirs import is_repository
 from vis_core.system.loops import keep
 from vis_core.tools.display import plural
 
@@ -90,24 +91,28 @@ def control_file_watch(
 def draft_git_watch(
     session_id: str, drafts: SessionDrafts, bus: EventBus, tasks: set[asyncio.Task[Any]]
 ) -> Callable[[Event], None]:
-    """After each block, tell the person once per draft when a ``.git`` is at the top of a
-    copy draft whose workspace has none (a block or command made it): Vis hides ``.git``
-    from a block's file list, and approval refuses the draft until it is gone."""
+    """After each block, tell the person once per draft when the top of a copy draft is a
+    git repository and its workspace's is not (a block or command made a ``.git``, or the
+    HEAD, objects/ and refs/ git takes as a bare repository): Vis hides ``.git`` from a
+    block's file list, and approval refuses the draft until it is gone."""
     told: set[str] = set()
 
     def watch(event: Event) -> None:
         draft = drafts.draft
         if draft is None or draft.backend is not DraftBackend.COPY or draft.id in told:
             return
-        if not os.path.lexists(Path(draft.root, ".git")):
-            return
-        if os.path.lexists(Path(draft.workspace, ".git")):
-            return  # the workspace's own, copied into the draft (the jail keeps it read-only)
+        if not is_repository(draft.root) or is_repository(draft.workspace):
+            return  # none, or the workspace's own, copied (the jail keeps it read-only)
         told.add(draft.id)
+        made = (
+            ("a .git", "a .git")
+            if os.path.lexists(Path(draft.root, ".git"))
+            else ("a git repository (HEAD, objects/ and refs/ git takes as one)", "one")
+        )
         text = (
-            f"a .git appeared in draft {draft.label} ({draft.root}) during this session (a "
-            "block or command created it). Approval never writes a .git: remove it from the "
-            "draft, or discard the draft, before you approve"
+            f"{made[0]} appeared in draft {draft.label} ({draft.root}) during this session (a "
+            f"block or command created it). Approval never writes {made[1]}: remove it from "
+            "the draft, or discard the draft, before you approve"
         )
         notice = Notification(session_id, text=text, kind=NotifyKind.WARN)
         keep(tasks, asyncio.ensure_future(bus.emit(notice)))

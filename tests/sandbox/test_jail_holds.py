@@ -11,7 +11,7 @@ from vis_core.host import Host, HostOptions
 from vis_core.paths import TrustStore, VisPaths
 from vis_core.sandbox.host import VIS_ROOT
 
-from .hostile import BWRAP_PROBLEM, run_blocks
+from .hostile import BWRAP_PROBLEM, make_repo, run_blocks
 
 jailed = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=str(BWRAP_PROBLEM))
 
@@ -283,6 +283,49 @@ async def test_a_git_made_only_in_a_subfolder_is_told(workspace: Path, tmp_path:
     notices = [e.text for e in outcome.events if type(e).__name__ == "Notification"]
     told = [n for n in notices if "a .git appeared in" in n]
     assert len(told) == 1 and str(workspace.resolve() / "a" / "b") in told[0], notices
+
+
+async def test_a_bare_repository_made_in_a_subfolder_is_told(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A block writes HEAD, objects/, refs/ and a config in sub/ of a git workspace: git
+    takes sub/ for a repository, and the person's git run there would read that config. The
+    person is told once, as for a .git; a folder with HEAD and refs/ only is not told."""
+    make_repo(workspace)
+    outcome = await run_blocks(
+        workspace,
+        tmp_path,
+        "import os\n"
+        "for folder in ('sub', 'half'):\n"
+        "    os.makedirs(folder + '/refs'); open(folder + '/HEAD', 'w').write('ref: refs/x\\n')\n"
+        "os.makedirs('sub/objects'); open('sub/config', 'w').write('[core]\\n')",
+        "print('again')",
+    )
+    assert outcome.blocks[0].error is None, outcome.blocks[0].error
+    notices = [e.text for e in outcome.events if type(e).__name__ == "Notification"]
+    told = [n for n in notices if "a git repository appeared in" in n]
+    root = workspace.resolve()
+    assert len(told) == 1 and f"appeared in {root / 'sub'} during" in told[0], notices
+    assert str(root / "half") not in " ".join(notices)
+
+
+async def test_a_git_made_after_thousands_of_folders_is_told(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """One block makes 2,000 folders, the next a repository in a folder named after them:
+    however many folders came first, the one the later block changed is looked in first."""
+    make_repo(workspace)
+    outcome = await run_blocks(
+        workspace,
+        tmp_path,
+        "import os\nfor i in range(2000): os.makedirs(f'd{i:04d}')",
+        'sh = await shell("git init -q zz && git -C zz config core.fsmonitor ./x.sh")\n'
+        "print((await sh.wait(30)).exit_code)",
+    )
+    assert outcome.blocks[1].stdout.strip() == "0", outcome.blocks[1].error
+    notices = [e.text for e in outcome.events if type(e).__name__ == "Notification"]
+    told = [n for n in notices if "a .git appeared in" in n]
+    assert len(told) == 1 and str(workspace.resolve() / "zz") in told[0], notices
 
 
 async def test_a_vis_folder_made_in_an_untrusted_project_is_told(

@@ -61,6 +61,7 @@ class Workspace:
         }
         self._no_git = {path for path in self._absent if path.name == ".git"}
         self._nested_gits = NestedGits(root)  # those in subfolders: nested clones at start
+        self._told_full = False  # that the look for them was left incomplete
         self._checking = threading.Lock()
 
     @property
@@ -81,40 +82,63 @@ class Workspace:
         return control_files_changed(self.project_root)
 
     def control_notices(self) -> list[str]:
-        """The notices of :meth:`control_files_notice` and :meth:`new_control_notice` due now
+        """The notices of :meth:`control_files_notice` and :meth:`new_control_notices` due now
         (one check at a time: sessions of this workspace may ask at once, from threads)."""
         with self._checking:
-            said = (self.control_files_notice(), self.new_control_notice())
-        return [text for text in said if text is not None]
+            changed = self.control_files_notice()
+            return [*([changed] if changed else []), *self.new_control_notices()]
 
-    def new_control_notice(self) -> str | None:
-        """The warning, said once per path, that a ``.git`` (or, in an untrusted project,
+    def new_control_notices(self) -> list[str]:
+        """The warnings, said once per path, that a ``.git`` (or, in an untrusted project,
         ``.vis/extensions``, ``.vis/mcp.json`` or ``vis.yml``) appeared since startup in the
-        workspace or project folder, or a ``.git`` in a subfolder of the workspace (looked for
-        in its ``MAX_GIT_FOLDERS`` shallowest folders): the person's git, or trusting the
-        project, would run what it names. None when nothing appeared."""
+        workspace or project folder, or a git repository (a ``.git``, or a folder git takes
+        as a bare repository) in the workspace's folders (:class:`NestedGits`, and once that
+        it left folders made during the session out): the person's git, or trusting the
+        project, would run what it names."""
         gits = [path for path in sorted(self._absent) if path.name == ".git"]
         gits = [path for path in gits if os.path.lexists(path)]
-        gits += self._nested_gits.new()
+        found = self._nested_gits.new()
+        gits += [path for path in found if path.name == ".git"]
+        bare = [path for path in found if path.name != ".git"]
+        said = []
         if gits:
             self._absent.difference_update(gits)
             folders = ", ".join(str(path.parent) for path in gits)
-            return (
+            said.append(
                 f"a .git appeared in {folders} during this session (a block or command "
                 "created it). git run there reads its .git/config and hooks, which can run "
                 "programs (core.fsmonitor, hooks); check them before you run git there, or "
                 "remove that .git"
             )
+        if bare:
+            folders = ", ".join(str(path) for path in bare)
+            said.append(
+                f"a git repository appeared in {folders} during this session (a block or "
+                "command made HEAD, objects/ and refs/ there, which git takes as a "
+                "repository). git run there or below reads its config and hooks, which can "
+                "run programs (core.fsmonitor, hooks); check them before you run git there, "
+                "or remove those files"
+            )
+        if self._nested_gits.full and not self._told_full:
+            self._told_full = True
+            said.append(
+                f"more than {self._nested_gits.known_limit:,} folders are in {self.root}, "
+                "some made during this session: Vis no longer looks in the others for a git "
+                "repository made there. Check for one before you run git in a folder a "
+                "block made (git rev-parse --git-dir)"
+            )
+        if said:
+            return said
         for path in sorted(self._absent):
             if not os.path.lexists(path):
                 continue
             self._absent.discard(path)
-            return (
+            return [
                 f"{path} appeared during this session (made by a block, a command or you). "
                 "It loads code or changes settings once the project is trusted: read it "
                 f"before you run `vis trust {self.project_root}` or trust the project"
-            )
-        return None
+            ]
+        return []
 
     def git_on_host(self, session_id: str) -> bool:
         """Whether Vis may run git on the host in the repository of the workspace for

@@ -390,6 +390,11 @@ class TrustStore:
         snapshot = take_snapshot(root)
         return snapshot, entries[str(root)] == snapshot.fingerprint
 
+    def granted(self, project: Path | str) -> str | None:
+        """The fingerprint of the control files the person trusted ``project`` with (None:
+        never trusted)."""
+        return self._load().get(str(Path(project).resolve()))
+
     def changed(self, snapshot: ControlSnapshot) -> bool:
         """Trusted once, but ``snapshot`` differs from what was trusted."""
         entries = self._load()
@@ -458,4 +463,23 @@ def control_files_changed(project_root: Path) -> str:
         "you trusted it, so its extensions, MCP servers, environment and settings are not "
         "loaded from the next start (or /reload) on. Review the change, then run "
         f"`vis trust {project_root}`."
+    )
+
+
+def trust_lapsed(project_root: Path) -> str:
+    """The notice when Vis skipped a project it was trusted with (at the start, or at a
+    ``/reload``) because its control files changed since the person trusted it."""
+    return (
+        f"The project's control files (.vis/, vis.yml, .env*) in {project_root} changed since "
+        "you trusted it, so Vis skipped its extensions, MCP servers, environment and settings. "
+        f"Review the change, then run `vis trust {project_root}` and Reload (/reload, or "
+        "Reload in Settings), or start Vis again."
+    )
+
+
+def lapsed_extension(project_root: Path) -> str:
+    """Why a project extension did not load: the project's trust lapsed."""
+    return (
+        "not loaded: the project's control files (.vis/, vis.yml, .env*) changed since you "
+        f"trusted it; review the change, then run `vis trust {project_root}` and Reload"
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cli_support import vis as _vis
 
-from vis_core.paths import VisPaths
+from vis_core.paths import TrustStore, VisPaths
 from vis_tui.widgets.settings_rows import ExtensionHeader, SettingRow
 
 from .support import SettingsApp, open_host
@@ -86,3 +86,34 @@ def test_vis_settings_lists_a_failed_extensions_error_not_its_settings(
     got = _vis("settings", "get", "clash_flag", cwd=workspace, env_home=vis_home)
     assert got.returncode == 2
     assert "extension 'clash', which declares it, did not load" in got.stderr, got.stderr
+
+
+async def test_reload_after_a_trusted_projects_extension_changed_keeps_its_group_saying_why(
+    workspace: Path,
+) -> None:
+    """The file changed since `vis trust`: Reload skips it, and its group stays, its load
+    error saying the trust lapsed and to run `vis trust` (it vanished without a word)."""
+    entry = workspace / ".vis" / "extensions" / "acme.py"
+    entry.parent.mkdir(parents=True)
+    entry.write_text(ACME, encoding="utf-8")
+    TrustStore(VisPaths.from_env()).trust(workspace)
+    host = await open_host(workspace)
+    app = SettingsApp(host)
+    async with app.run_test(size=(100, 60)) as pilot:
+        screen = await app.loaded()
+        assert "acme_verbose" in {r.setting_id for r in screen.query(SettingRow)}
+        with entry.open("a", encoding="utf-8") as file:
+            file.write("# tweak\n")
+        screen.query_one("#settings-reload").scroll_visible(animate=False)
+        await pilot.pause()
+        await pilot.click("#settings-reload")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        header = next(h for h in screen.query(ExtensionHeader) if h.group.name == "acme")
+        assert header.group.failed and header.group.tag == "project"
+        error = header.group.error or ""
+        assert "changed since you trusted it" in error and f"vis trust {workspace}" in error
+        shown = str(header.render())  # the header draws the error under the name
+        assert "failed to load" in shown and f"vis trust {workspace}" in shown
+        assert "acme_verbose" not in {r.setting_id for r in screen.query(SettingRow)}
+    await host.close()

@@ -6,13 +6,13 @@ import base64
 import importlib.util
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import vis_core
 from vis_core.model.extensions import ExtensionSource
-from vis_core.paths import ControlSnapshot, take_snapshot
+from vis_core.paths import ControlSnapshot, lapsed_extension, take_snapshot
 
 ENTRY_POINT_GROUP = "vis.extensions"
 PROJECT_EXTENSIONS = Path(".vis") / "extensions"
@@ -202,10 +202,12 @@ def discover(
     bundled: Path | None = None,
     include_packages: bool = True,
     snapshot: ControlSnapshot | None = None,
+    lapsed: bool = False,
 ) -> list[Candidate]:
     """Every entry file in load order: bundled, packages, user, then project (when trusted),
     the project's from ``snapshot`` (its control files as the trust check read them; read
-    now without one)."""
+    now without one). ``lapsed``: the project was trusted with other control files; its
+    entry files are named with that as their error, and none of them loads."""
     taken: set[str] = set()
     candidates: list[Candidate] = []
     if bundled is not None:
@@ -213,8 +215,12 @@ def discover(
     if include_packages:
         candidates += scan_packages()
     candidates += scan_folder(user_dir, ExtensionSource.USER, taken)
-    if project_root is not None and trusted:
+    if project_root is not None and (trusted or lapsed):
         if snapshot is None or snapshot.root != project_root.resolve():
-            snapshot = take_snapshot(project_root, hashed=False)  # the caller trusts it
-        candidates += scan_snapshot(snapshot, taken)
+            snapshot = take_snapshot(project_root, hashed=False)  # trusted, or only named
+        found = scan_snapshot(snapshot, taken)
+        if not trusted:
+            why = lapsed_extension(snapshot.root)
+            found = [replace(candidate, error=why, sources=()) for candidate in found]
+        candidates += found
     return candidates

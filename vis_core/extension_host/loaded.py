@@ -114,6 +114,9 @@ class LoadOptions:
     # the project's control files as the trust check read them: project extensions load
     # from these bytes (read anew at each load without it)
     snapshot: ControlSnapshot | None = None
+    # trusted once, its control files changed since: each project extension is listed as
+    # failed, saying so, and never run
+    lapsed: bool = False
 
 
 @dataclass(frozen=True)

@@ -76,10 +76,11 @@ def _take_tools(draft: _Draft, tools: Iterable[HostTool]) -> None:
     draft.tools = tuple(tools)
 
 
-def _run(candidate: Candidate, screened: Screened | None) -> _Draft:
+def _run(candidate: Candidate, screened: Screened | None, known: str | None = None) -> _Draft:
     """One extension, rebuilt from the declaration the registration worker reported for it (or
-    kept from an earlier report, for a bundled one): its entry file never runs in the host."""
-    draft = _Draft(candidate, candidate.hint, ExtensionStatus.LOADED)
+    kept from an earlier report, for a bundled one): its entry file never runs in the host.
+    ``known``: its name in the load before, kept when it fails before it could tell it."""
+    draft = _Draft(candidate, known or candidate.hint, ExtensionStatus.LOADED)
     if screened is not None and screened.error is not None:  # it failed in the worker
         draft.name = screened.error.extension
         draft.status, draft.error = ExtensionStatus.FAILED, screened.error
@@ -310,7 +311,9 @@ def _keep_bundled(
     bundled_cache.write(bundled_cache.cache_file(), key, declarations)
 
 
-def _load(options: LoadOptions) -> LoadedExtensions:
+def _load(options: LoadOptions, before: LoadedExtensions | None = None) -> LoadedExtensions:
+    """``before``: the load a reload replaces; an extension that fails before it could tell
+    its name keeps the one it had there (its Settings group stays)."""
     from vis_core.extension_host.output import route_extension_output
 
     route_extension_output()  # print() in extension code goes to its log from here on
@@ -321,9 +324,14 @@ def _load(options: LoadOptions) -> LoadedExtensions:
         bundled=options.bundled,
         include_packages=options.include_packages,
         snapshot=options.snapshot,
+        lapsed=options.lapsed,
     )
     screened = _screen(candidates, options)
-    drafts = [_run(candidate, screened.get(candidate.entry_file)) for candidate in candidates]
+    known = {} if before is None else {ext.path: ext.name for ext in before.extensions}
+    drafts = [
+        _run(candidate, screened.get(candidate.entry_file), known.get(candidate.path))
+        for candidate in candidates
+    ]
     _resolve(drafts, options.disabled)
     _second_names(drafts)
     for draft in drafts:
@@ -357,12 +365,14 @@ def load_extensions(
     environment: Mapping[str, str] | None = None,
     load_timeout: float = DEFAULT_LOAD_TIMEOUT,
     snapshot: ControlSnapshot | None = None,
+    lapsed: bool = False,
 ) -> LoadedExtensions:
     """Discover and load every extension; a failing one is recorded and does not stop others.
 
     ``bundled`` defaults to the shipped ``extensions/`` folder; pass ``None`` to skip it.
     Project extensions (``.vis/extensions/``) load only when ``trusted``, from ``snapshot``
-    (the control files as the trust check read them) when given.
+    (the control files as the trust check read them) when given; when ``lapsed`` (trusted
+    with other control files) they are listed as failed, saying so, and not run.
     ``environment`` holds the values that declared ``env`` names resolve to.
     """
     if bundled is _DEFAULT:
@@ -379,6 +389,7 @@ def load_extensions(
         environment=copy_environment(environment),  # keeps project_names
         load_timeout=load_timeout,
         snapshot=snapshot,
+        lapsed=lapsed,
     )
     return _load(options)
 
@@ -386,4 +397,4 @@ def load_extensions(
 def reload(loaded: LoadedExtensions) -> LoadedExtensions:
     """Re-read every extension as ``loaded`` was read (fresh reports of the registration
     worker; the bundled ones' kept reports while their files are unchanged)."""
-    return _load(loaded.options)
+    return _load(loaded.options, loaded)

@@ -6,8 +6,8 @@ from dataclasses import replace
 from typing import Any
 
 from vis_core.extension_host.environment import extension_environment
-from vis_core.extension_host.loaded import ExtensionLock, LoadedExtensions
-from vis_core.model.extensions import ExtensionStatus
+from vis_core.extension_host.loaded import ExtensionLock, LoadedExtension, LoadedExtensions
+from vis_core.model.extensions import ExtensionSource, ExtensionStatus
 from vis_core.settings.service import SettingsService
 from vis_core.settings.storage import disabled_extensions
 from vis_core.tools.registry import HostTool
@@ -39,16 +39,26 @@ class ExtensionCatalog:
         ext = self.loaded.get(owner)
         return None if ext is None else ext.lock
 
+    def skipped(self) -> list[LoadedExtension]:
+        """The project's extensions listed as failed, not run, because the project's trust
+        lapsed (its control files changed since `vis trust`; the trust notice says so)."""
+        return [
+            ext
+            for ext in self.loaded.extensions
+            if ext.source is ExtensionSource.PROJECT and self.loaded.options.lapsed
+        ]
+
     def load_warning(self) -> str | None:
         """One notice for the extensions that failed to load: each with its cause, then
-        ``vis doctor`` and Reload said once; None when all loaded."""
+        ``vis doctor`` and Reload said once; None when all loaded (a project skipped for
+        its lapsed trust has a notice of its own)."""
         failed = [
             (
                 ext.name,
                 str(ext.error).splitlines()[0] if ext.error is not None else "no cause given",
             )
             for ext in self.loaded.extensions
-            if ext.status is ExtensionStatus.FAILED
+            if ext.status is ExtensionStatus.FAILED and ext not in self.skipped()
         ]
         if not failed:
             return None
@@ -72,13 +82,14 @@ class ExtensionCatalog:
         """Load every extension again (the registration worker's time, up to the load time
         limit) from the project's control files as ``settings`` read them again and checked
         them against the trust list (:meth:`SettingsService.reread`); a change since the
-        start needs `vis trust`."""
+        person trusted them needs `vis trust` (each project extension fails, saying so)."""
         snapshot, trusted = settings.snapshot, settings.trusted
         options = replace(
             self.loaded.options,
             disabled=disabled_extensions(settings.global_file.path),  # the switches saved now
             load_timeout=float(settings.value("extension_load_timeout")),
             trusted=trusted,
+            lapsed=settings.trust_lapsed,
             snapshot=snapshot if trusted else None,
             environment=extension_environment(
                 settings.project_root, trusted=trusted, snapshot=snapshot

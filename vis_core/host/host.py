@@ -33,7 +33,7 @@ from vis_core.host.workspace import Workspace
 from vis_core.host_options import HostOptions
 from vis_core.interaction import Interaction
 from vis_core.model.channel import Channel
-from vis_core.paths import ControlSnapshot, VisPaths, control_files_changed, find_project_root
+from vis_core.paths import ControlSnapshot, TrustStore, VisPaths, find_project_root, trust_lapsed
 from vis_core.settings.core import extension_load_timeout
 from vis_core.settings.logfile import attach_log_file
 from vis_core.settings.order import ChangeOrder
@@ -52,6 +52,15 @@ def _open_store(path: Path) -> Store:
     store = Store(path)
     store.writer.start()
     return store
+
+
+def _trust_changed(paths: VisPaths, snapshot: ControlSnapshot) -> bool:
+    """Whether the person trusted the project of ``snapshot`` with other control files (an
+    unreadable trust list trusts nothing, and says so in the settings' notes)."""
+    try:
+        return TrustStore(paths).changed(snapshot)
+    except RuntimeError:
+        return False
 
 
 def _tidy(workspace: Path) -> None:
@@ -238,6 +247,7 @@ class Host:
         # The control files are read once: what is checked against the trust list is what
         # loads (extension code, settings, environment, MCP servers), never read again.
         snapshot, trusted = await asyncio.to_thread(verified, paths, project_root)
+        lapsed = not trusted and _trust_changed(paths, snapshot)
         if loading_extensions is not None:
             loading_extensions()
         extensions = await asyncio.to_thread(
@@ -245,6 +255,7 @@ class Host:
             project_root=project_root,
             disabled=disabled_extensions(paths.config_file),
             trusted=trusted,
+            lapsed=lapsed,
             paths=paths,
             environment=extension_environment(project_root, trusted=trusted, snapshot=snapshot),
             load_timeout=extension_load_timeout(config.data),
@@ -265,7 +276,7 @@ class Host:
         if skipped is not None:
             notes.append(skipped)
         if self.space.trust_changed:
-            notes.append(control_files_changed(project))
+            notes.append(trust_lapsed(project))
         linked = self.settings.snapshot.linked_folders
         if linked and self.space.trusted:
             notes.append(
@@ -361,7 +372,11 @@ class Host:
             await asyncio.to_thread(self.catalog.read_again, self.settings)
             self.mcp.reload_soon()  # mcp.json and extension servers, read again
             self.registry.extensions_reloaded(called_per_request(self.catalog.loaded))
-            return self.catalog.summary() + "".join(f"\n- {error}" for error in failed)
+            summary = self.catalog.summary() + "".join(f"\n- {error}" for error in failed)
+            if self.space.trust_changed and not self.catalog.skipped():
+                # no project extension says why: the project's settings and servers were
+                summary += f"\n{trust_lapsed(self.space.project_root)}"
+            return summary
 
     # -- sessions (``registry``, built by ``factory``) ------------------------------------------
 

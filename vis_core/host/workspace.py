@@ -9,13 +9,7 @@ from pathlib import Path
 
 from vis_core.extension_host.environment import project_environment
 from vis_core.host.nested_gits import NestedGits
-from vis_core.paths import (
-    ControlSnapshot,
-    TrustStore,
-    VisPaths,
-    control_files_changed,
-    project_fingerprint,
-)
+from vis_core.paths import VisPaths, control_files_changed, project_fingerprint, trust_lapsed
 from vis_core.settings.service import SettingsService
 from vis_core.system.jail import home_warning
 from vis_core.system.lifetime import ChildLimits
@@ -47,8 +41,9 @@ class Workspace:
         self.root = root
         self.project_root = settings.project_root
         self.settings = settings
-        self.trust_changed = _trust_changed(paths, settings.snapshot)
-        self._told_changed: str | None = None  # the fingerprint the notice was given for
+        # the fingerprint of the trusted control files whose change was told (the start's
+        # notes say a lapsed trust)
+        self._told_changed = (settings.trust_granted or "") if self.trust_changed else None
         # control files that do not exist yet: made during the session, they are told about
         # (the jail cannot reserve a name without leaving an empty file or folder behind)
         code = [".vis/extensions", ".vis/mcp.json", "vis.yml"]  # what loads or configures
@@ -70,16 +65,27 @@ class Workspace:
         trusted (checked at the start and at each ``/reload``)."""
         return self.settings.trusted
 
+    @property
+    def trust_changed(self) -> bool:
+        """Whether the person trusted the project once, but its control files, as last read
+        (at the start, at each ``/reload``), changed since: Vis skipped them."""
+        return self.settings.trust_lapsed
+
     def control_files_notice(self) -> str | None:
         """The notice, said once, that the trusted project's control files changed since
-        they were read (the project needs ``vis trust`` again); else None."""
-        if not self.trusted:
-            return None
-        loaded = self.settings.snapshot.fingerprint
-        if self._told_changed == loaded or project_fingerprint(self.project_root) == loaded:
-            return None
-        self._told_changed = loaded
-        return control_files_changed(self.project_root)
+        they were read (the project needs ``vis trust`` again), or that a ``/reload`` skipped
+        them for that; else None."""
+        if self.trusted:
+            loaded = self.settings.snapshot.fingerprint
+            if self._told_changed == loaded or project_fingerprint(self.project_root) == loaded:
+                return None
+            self._told_changed = loaded
+            return control_files_changed(self.project_root)
+        granted = self.settings.trust_granted or ""  # "": listed without a fingerprint
+        if not self.trust_changed or self._told_changed == granted:
+            return None  # the change was told while the files still counted
+        self._told_changed = granted
+        return trust_lapsed(self.project_root)
 
     def control_notices(self) -> list[str]:
         """The notices of :meth:`control_files_notice` and :meth:`new_control_notices` due now
@@ -182,10 +188,3 @@ class Workspace:
         if not self.trusted:
             return {}
         return project_environment(self.project_root, self.settings.snapshot)
-
-
-def _trust_changed(paths: VisPaths, snapshot: ControlSnapshot) -> bool:
-    try:
-        return TrustStore(paths).changed(snapshot)
-    except RuntimeError:
-        return False

@@ -77,6 +77,10 @@ class SettingsReader:
         self.secrets = SecretsFile(paths.secrets_file)
         self.toggles = Toggles(toggles)
         self.trusted = False
+        # trusted once, but the control files as last read changed since: skipped until
+        # `vis trust`; and the fingerprint of the control files the person trusted
+        self.trust_lapsed = False
+        self.trust_granted: str | None = None
         self._owners_key: object = None
         self._owners: dict[str, SettingOwner] = {}
         self.problems: list[str] = []
@@ -103,8 +107,10 @@ class SettingsReader:
                 snapshot, self.trusted = trust.verified(self.project_root)
             else:
                 self.trusted = trust.holds(snapshot)
+            self.trust_lapsed = trust.changed(snapshot)
+            self.trust_granted = trust.granted(self.project_root)
         except RuntimeError as exc:  # an unreadable trust list trusts nothing
-            self.trusted = False
+            self.trusted, self.trust_lapsed, self.trust_granted = False, False, None
             problems.append(str(exc))
         if snapshot is None:
             snapshot = take_snapshot(self.project_root, hashed=self.trusted)

@@ -100,15 +100,17 @@ def _run(candidate: Candidate, screened: Screened | None, known: str | None = No
     return draft
 
 
-def _resolve(drafts: list[_Draft], disabled: Collection[str]) -> None:
-    """Overrides by name, then unique setting ids, aliases, tool names and slash commands;
-    later conflicting ones fail."""
+def _resolve(drafts: list[_Draft], disabled: Collection[str], held: Collection[str] = ()) -> None:
+    """Overrides by name, then unique setting ids, aliases, tool names and slash commands:
+    the extensions named in ``held`` (loaded before a reload) claim theirs first, then the
+    others, each in load order; a later conflicting one fails, naming the holder."""
     effective: dict[str, _Draft] = {}
     setting_owner: dict[str, _Draft | None] = {sid: None for sid in CORE_SETTING_IDS}
     alias_owner: dict[str, _Draft] = {}
     name_owner: dict[str, _Draft] = {}
     command_owner: dict[str, _Draft] = {}
-    for draft in drafts:
+    # stable: same-named drafts keep their load order, which decides their overrides
+    for draft in sorted(drafts, key=lambda d: d.name not in held):
         if draft.status is not ExtensionStatus.LOADED:
             continue
         declaration = draft.declaration
@@ -312,8 +314,9 @@ def _keep_bundled(
 
 
 def _load(options: LoadOptions, before: LoadedExtensions | None = None) -> LoadedExtensions:
-    """``before``: the load a reload replaces; an extension that fails before it could tell
-    its name keeps the one it had there (its Settings group stays)."""
+    """``before``: the load a reload replaces; its loaded extensions keep the setting ids,
+    aliases, tool names and commands they hold (a newcomer that claims one fails), and one
+    that fails before it could tell its name keeps the name it had (its Settings group stays)."""
     from vis_core.extension_host.output import route_extension_output
 
     route_extension_output()  # print() in extension code goes to its log from here on
@@ -332,7 +335,8 @@ def _load(options: LoadOptions, before: LoadedExtensions | None = None) -> Loade
         _run(candidate, screened.get(candidate.entry_file), known.get(candidate.path))
         for candidate in candidates
     ]
-    _resolve(drafts, options.disabled)
+    held = () if before is None else {ext.name for ext in before.enabled}
+    _resolve(drafts, options.disabled, held)
     _second_names(drafts)
     for draft in drafts:
         if draft.error is not None:
@@ -396,5 +400,6 @@ def load_extensions(
 
 def reload(loaded: LoadedExtensions) -> LoadedExtensions:
     """Re-read every extension as ``loaded`` was read (fresh reports of the registration
-    worker; the bundled ones' kept reports while their files are unchanged)."""
+    worker; the bundled ones' kept reports while their files are unchanged); those loaded
+    keep what they hold from a newcomer."""
     return _load(loaded.options, loaded)

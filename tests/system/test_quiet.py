@@ -1,9 +1,11 @@
 """``model_stopped`` holds the model's jailed commands: two holders at once (an editor's file call
-under ``vis acp`` and git in a draft), and a command started while they hold."""
+under ``vis acp`` and git in a draft), a command started while they hold, and a process whose
+main thread exited while its others run on."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -11,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from vis_core.system.git import run_git
 from vis_core.system.jail_check import jail_problem
 from vis_core.system.keeper import children
 from vis_core.system.quiet import held_processes, model_stopped
@@ -134,5 +137,52 @@ async def test_a_drafts_files_land_in_the_workspace_while_the_model_is_held(
         assert seen and set(seen) == {"T"}
         assert (workspace / "notes.txt").read_text() == "landed\n"
         assert _state(spinner.pid) != "T"  # continued once the files are in
+    finally:
+        await shells.close_all()
+
+
+async def test_host_git_runs_while_every_thread_of_a_process_whose_leader_exited_is_stopped(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A jailed process's main thread exits alone (``SYS_exit``) and shows ``Z`` while a thread
+    of it runs on: it was taken for stopped by its leader's state, and ran through the hold
+    host git is under. What git runs (here an alias of the test's) sees each thread stopped."""
+    (workspace / "spin.py").write_text(
+        "import ctypes, threading\n"
+        "def spin():\n"
+        "    while True:\n"
+        "        pass\n"
+        "threading.Thread(target=spin).start()\n"
+        "ctypes.CDLL(None).syscall(60, 0)  # SYS_exit: only the main thread ends\n"
+    )
+    shells = ShellManager()
+    try:
+        spinner = await _jailed(shells, workspace, "python3 spin.py")
+
+        def leader_exited() -> int | None:
+            for pid in held_processes():
+                with contextlib.suppress(OSError):
+                    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                    if fields[0] == "Z" and int(fields[17]) > 1:  # num_threads
+                        return pid
+            return None
+
+        while (pid := leader_exited()) is None:
+            assert spinner.running, spinner.status()
+            await asyncio.sleep(0.01)
+        seen = tmp_path / "seen"
+        look = f"alias.look=!cat /proc/{pid}/task/*/stat > {seen}"
+        done = run_git(["-c", look, "look"], tmp_path)
+        assert done.returncode == 0, done.stderr
+        states = {  # by thread id
+            int(line.split()[0]): line.rsplit(")", 1)[1].split()[0]
+            for line in seen.read_text().splitlines()
+        }
+        assert states.pop(pid) == "Z" and set(states.values()) == {"T"}, states
+        tasks = Path(f"/proc/{pid}/task")
+        after = {
+            (task / "stat").read_text().rsplit(")", 1)[1].split()[0] for task in tasks.iterdir()
+        }
+        assert "T" not in after, after  # continued once git has run
     finally:
         await shells.close_all()

@@ -130,3 +130,104 @@ async def test_a_link_swapped_in_by_the_model_never_reaches_the_editor(
         if c.type == "content"
     )
     assert "\nTrue " not in shown and "\nFalse " in shown  # the secret never reached the model
+
+
+def _threads(mark: str) -> dict[str, list[str]]:
+    """The state of each thread of each process whose command line holds ``mark``, by pid: read
+    through its threads, as a leader that exited has no command line of its own."""
+    found: dict[str, list[str]] = {}
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            tasks = os.listdir(f"/proc/{name}/task")
+            if not any(
+                mark.encode() in Path(f"/proc/{name}/task/{tid}/cmdline").read_bytes()
+                for tid in tasks
+            ):
+                continue
+            found[name] = [
+                Path(f"/proc/{name}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+                for tid in tasks
+            ]
+        except (OSError, IndexError):
+            continue
+    return found
+
+
+class ThreadWatchingEditor(EditorClient):
+    """Notes, at each read, the states of the swapper's threads and whether the path was a link."""
+
+    def __init__(self, mark: str) -> None:
+        super().__init__()
+        self.mark = mark
+        self.seen: list[tuple[dict[str, list[str]], bool]] = []
+
+    async def read_text_file(self, session_id: str, path: str, **kwargs: Any) -> Any:
+        self.seen.append((_threads(self.mark), os.path.islink(path)))
+        return await super().read_text_file(session_id, path, **kwargs)
+
+
+async def test_a_swapper_whose_leader_exited_is_stopped_too(workspace, vis_home, tmp_path):
+    """The swapping loop runs in a thread of a process whose main thread then exits alone
+    (``SYS_exit``): the leader shows ``Z`` while the loop runs on. Vis took the process for
+    stopped by its leader's state and never stopped it; the editor was handed the host's
+    secret through a link (found by an attacker)."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET outside the workspace\n")
+    (workspace / "notes.txt").write_text("plain notes\n")
+    (workspace / "keep.txt").write_text("plain notes\n")
+    (workspace / "swap.py").write_text(
+        "import ctypes, os, shutil, threading, time\n"
+        "def swap():\n"
+        "    open('started', 'w').close()\n"
+        "    while True:\n"
+        "        try:\n"
+        f"            os.symlink({str(secret)!r}, 'l.tmp')\n"
+        "        except FileExistsError:\n"
+        "            pass\n"
+        "        os.replace('l.tmp', 'notes.txt')\n"
+        "        shutil.copy('keep.txt', 'n.tmp')\n"
+        "        os.replace('n.tmp', 'notes.txt')\n"
+        "threading.Thread(target=swap).start()\n"
+        "time.sleep(0.2)\n"
+        "ctypes.CDLL(None).syscall(60, 0)  # SYS_exit: only the main thread ends\n"
+    )
+    mark = f"swapper-{uuid.uuid4().hex}"
+    code = (
+        "import asyncio, os, shutil\nseen = []\n"
+        "if os.path.exists('started'):\n    os.remove('started')\n"
+        f"h = await shell('python3 swap.py {mark}')\n"
+        "while not os.path.exists('started'):\n    await asyncio.sleep(0.01)\n"
+        "await asyncio.sleep(0.5)  # the main thread has exited\n"
+        "for i in range(30):\n"
+        "    try:\n"
+        "        seen.append(str(await cat('notes.txt')))\n"
+        "    except Exception as exc:\n"
+        "        seen.append(type(exc).__name__)\n"
+        "await h.stop()\n"
+        "shutil.copy('keep.txt', 'n.tmp')\nos.replace('n.tmp', 'notes.txt')\n"
+        "print('SECRET' in ''.join(seen), len(seen))"
+    )
+    client = ThreadWatchingEditor(mark)
+    steps = [{"code": code}, {"text": "done"}] * TRIES
+    async with vis_acp(client, workspace, vis_home, script(tmp_path, steps)) as (conn, _):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=FS)
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        for _ in range(TRIES):  # a loaded machine may send every call of a turn to disk
+            await conn.prompt(session_id=sid, prompt=[text_block("read it while it moves")])
+            if client.seen:
+                break
+
+    assert client.seen, "no read reached the editor"
+    for swapper, is_link in client.seen:
+        # the loop's process is there, its leader exited, and every thread of it is stopped
+        assert any(states[0] == "Z" and "T" in states for states in swapper.values()), swapper
+        assert all(set(states) <= {"T", "Z"} for states in swapper.values()), swapper
+        assert not is_link
+    shown = "".join(
+        c.content.text
+        for _, u in client.updates
+        if isinstance(getattr(u, "content", None), list)
+        for c in u.content
+        if c.type == "content"
+    )
+    assert "\nTrue " not in shown and "\nFalse " in shown  # the secret never reached the model

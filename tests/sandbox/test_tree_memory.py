@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -46,6 +47,37 @@ async def test_a_shell_commands_processes_are_held_to_the_limit_together(
     try:
         handle = await ctx.shells.start(
             f"for i in 1 2 3 4; do {holder} & done; wait", cwd=workspace, output_dir=tmp_path / "o"
+        )
+        status = await handle.wait(60)
+    finally:
+        await ctx.close()
+    assert "over the memory limit (setting memory_limit)" in status.state, str(status)
+
+
+async def test_memory_a_process_holds_after_its_main_thread_exited_counts(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A process whose main thread exited alone (``SYS_exit``) shows no memory of its own (its
+    leader is a zombie) while a thread of it holds 100 MB: it counted as none, and four such
+    processes went on holding 400 MB under a limit of 256 MB."""
+    (workspace / "holder.py").write_text(
+        "import ctypes, os, threading, time\n"
+        "def hold():\n"
+        "    while open(f'/proc/{os.getpid()}/stat').read().rsplit(') ', 1)[1][0] != 'Z':\n"
+        "        time.sleep(0.01)  # until the main thread has exited\n"
+        "    b = b'x' * (100 * 2**20)\n"
+        "    time.sleep(30)\n"
+        "threading.Thread(target=hold).start()\n"
+        "ctypes.CDLL(None).syscall(60, 0)  # SYS_exit: only the main thread ends\n"
+    )
+    ctx = ToolContext(
+        workspace, "s", tmp_path / "o", shells=ShellManager(limits=ChildLimits(memory_mb=256))
+    )
+    try:
+        handle = await ctx.shells.start(
+            f"for i in 1 2 3 4; do {sys.executable} holder.py & done; wait",
+            cwd=workspace,
+            output_dir=tmp_path / "o",
         )
         status = await handle.wait(60)
     finally:

@@ -143,6 +143,23 @@ def _sum_fields(path: str, fields: tuple[str, ...]) -> int | None:
 HAVE_PSS = bool(_sum_fields("/proc/self/smaps_rollup", ("Pss_Anon:",)))  # Linux 5.9 on
 
 
+def _process_sum(pid: int, name: str, fields: tuple[str, ...]) -> int | None:
+    """:func:`_sum_fields` of ``pid``'s ``/proc`` file ``name``, read through another thread
+    when the leader shows none: a leader that exited alone (``SYS_exit``) is a zombie without
+    memory while the others run on with all of it."""
+    total = _sum_fields(f"/proc/{pid}/{name}", fields)
+    if total:
+        return total
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return total
+    for tid in threads:
+        if tid != str(pid) and (found := _sum_fields(f"/proc/{pid}/task/{tid}/{name}", fields)):
+            return found
+    return total
+
+
 def tree_memory(limit: int) -> int:
     """Bytes of anonymous and shared memory the tree holds. The resident sizes (cheap to read)
     count pages that forked processes share once per process; past ``limit`` the proportional
@@ -154,7 +171,7 @@ def tree_memory(limit: int) -> int:
         return resident
     total = 0
     for pid in pids:
-        pss = _sum_fields(f"/proc/{pid}/smaps_rollup", ("Pss_Anon:", "Pss_Shmem:"))
+        pss = _process_sum(pid, "smaps_rollup", ("Pss_Anon:", "Pss_Shmem:"))
         # None: undumpable, or exiting since the sum above (its memory already let go, or a
         # zombie): its resident size now, which an exiting process no longer has
         total += _resident(pid) if pss is None else pss
@@ -163,7 +180,7 @@ def tree_memory(limit: int) -> int:
 
 def _resident(pid: int) -> int:
     """Bytes of anonymous and shared memory ``pid`` maps (0 once it has let its memory go)."""
-    return _sum_fields(f"/proc/{pid}/status", ("RssAnon:", "RssShmem:")) or 0
+    return _process_sum(pid, "status", ("RssAnon:", "RssShmem:")) or 0
 
 
 class Keeper:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 
@@ -31,5 +32,34 @@ def test_a_pid_outside_the_childs_tree_is_never_taken() -> None:
         for foreign in (os.getpid(), os.getppid(), 1):
             assert host_pid(outer.pid, foreign, namespaced=False) is None
     finally:
+        outer.kill()
+        outer.wait()
+
+
+def test_a_child_a_thread_started_is_found() -> None:
+    """A process's children are listed by the thread that started each: one a thread other
+    than the main one started is not in the main thread's list."""
+    outer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, threading\n"
+            "def start():\n"
+            "    child = subprocess.Popen(['sleep', '30'])\n"
+            "    print(child.pid, flush=True)\n"
+            "    child.wait()\n"
+            "threading.Thread(target=start).start()\n",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    inner = 0
+    try:
+        assert outer.stdout is not None
+        inner = int(outer.stdout.readline())
+        assert host_pid(outer.pid, inner, namespaced=False) == inner
+    finally:
+        if inner:
+            os.kill(inner, signal.SIGKILL)
         outer.kill()
         outer.wait()

@@ -97,6 +97,8 @@ def host_pid(outer: int, inner: int, *, namespaced: bool = True) -> int | None:
     ``outer`` (bwrap), found through ``/proc``; None when there is none. ``namespaced=False``:
     ``inner`` is a host pid, accepted only when it is a descendant of ``outer`` (a child that
     names another process of the person's is never signalled)."""
+    from vis_core.system.keeper import children  # each thread's: one a thread started as well
+
     pending: list[int] = [outer]
     seen: set[int] = set()
     while pending:
@@ -107,10 +109,9 @@ def host_pid(outer: int, inner: int, *, namespaced: bool = True) -> int | None:
         try:
             with open(f"/proc/{pid}/status", encoding="utf-8") as status:
                 nspid = next((line.split()[1:] for line in status if line.startswith("NSpid:")), [])
-            with open(f"/proc/{pid}/task/{pid}/children", encoding="utf-8") as children:
-                pending += [int(child) for child in children.read().split()]
-        except (OSError, ValueError):
+        except OSError:
             continue
+        pending += children(pid)
         if (len(nspid) > 1) is namespaced and nspid[-1] == str(inner):
             return pid
     return None

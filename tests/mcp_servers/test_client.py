@@ -270,3 +270,52 @@ def test_servers_connect_without_importing_the_sdk_on_the_loop(
     assert "mcp imported off the loop" in imported, done.stdout
     assert "anyio._backends._asyncio imported off the loop" in imported, done.stdout
     assert not [line for line in imported if line.endswith("on the loop")], done.stdout
+
+
+def _serve(listening, *env: tuple[str, str]) -> subprocess.Popen[bytes]:
+    """The HTTP test server on ``listening`` (a socket this test holds: the port stays the
+    same across restarts, and a request made while none serves waits in its queue)."""
+    from warm_servers import command
+    from web_server import _answers
+
+    process = subprocess.Popen(
+        command(SERVER, "http", str(listening.fileno())),
+        pass_fds=[listening.fileno()],
+        stdout=subprocess.DEVNULL,
+    )
+    _answers(f"http://127.0.0.1:{listening.getsockname()[1]}", process)
+    return process
+
+
+def _end(process: subprocess.Popen[bytes]) -> None:
+    process.kill()
+    process.wait()
+
+
+async def test_an_http_server_that_restarted_is_reached_on_a_new_session(tmp_path: Path) -> None:
+    """A restarted server answers the old session id 404 (``Session not found``): the same
+    call goes again on a new session (the server ran nothing for the old one). Before, every
+    later call failed with that 404 while /mcp said connected."""
+    import socket
+
+    with socket.create_server(("127.0.0.1", 0)) as listening:
+        port = listening.getsockname()[1]
+        server = await asyncio.to_thread(_serve, listening)
+        conn = _connection(tmp_path, {"url": f"http://127.0.0.1:{port}/mcp"}, name="web")
+        conn.start()
+        try:
+            await conn.wait_ready(30)
+            assert conn.state is State.CONNECTED, conn.error
+            assert (await conn.call_tool("echo", {"text": "one"})).content[0].text == "one"
+            await asyncio.to_thread(_end, server)
+            server = await asyncio.to_thread(_serve, listening)
+            result = await conn.call_tool("echo", {"text": "two"})
+            assert result.content[0].text == "two" and conn.state is State.CONNECTED
+            assert (await conn.call_tool("echo", {"text": "three"})).content[0].text == "three"
+            await asyncio.to_thread(_end, server)  # resources too
+            server = await asyncio.to_thread(_serve, listening)
+            read = await conn.read_resource("greeting://Ada")
+            assert read.contents[0].text == "Hello, Ada!"
+        finally:
+            await conn.stop()
+            await asyncio.to_thread(_end, server)

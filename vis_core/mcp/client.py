@@ -11,6 +11,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
@@ -90,6 +91,11 @@ class ToolInfo:
 
 class ConnectionLost(ConnectionError):
     """The server went away during a request."""
+
+
+class SessionExpired(ConnectionLost):
+    """The HTTP server no longer knows the session (404: it restarted, or ended the session);
+    it ran nothing of the request, which can go again on a new session."""
 
 
 class McpCallError(RuntimeError):
@@ -558,15 +564,19 @@ class ServerConnection:
         ]
 
     async def _retrying(
-        self, request: Callable[[], Awaitable[T]], what: str, retries: int = RETRIES
+        self,
+        request: Callable[[], Awaitable[T]],
+        what: str,
+        retries: int = RETRIES,
+        heard: Callable[[], float] | None = None,
     ) -> T:
         """Listing tools: HTTP network errors and 408/429/5xx are retried twice; reading and
-        listing resources (``retries=RESOURCE_RETRIES``) once. Each try waits as
-        :meth:`_answer` does (``what``: what Vis was doing, for its errors)."""
+        listing resources (``retries=RESOURCE_RETRIES``) once; a tool call (0) not. Each try
+        waits as :meth:`_answer` does (``what``: what Vis was doing, for its errors)."""
         for attempt in range(retries + 1):
             self._last_status = None
             try:
-                return await self._answer(request(), what)
+                return await self._answer(request(), what, heard=heard)
             except Exception as exc:
                 if not self._transient(exc) or attempt == retries:
                     raise self._wrap(exc) from None
@@ -585,10 +595,19 @@ class ServerConnection:
 
     def _wrap(self, exc: BaseException) -> Exception:
         from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED
 
         if isinstance(exc, MCPError):
             message = str(getattr(exc, "error", None) and exc.error.message or exc)
-            if "closed" in message.lower():
+            if self.config.transport is Transport.HTTP and self._last_status == 404:
+                # the streamable HTTP spec: a 404 for a session id means that session is gone,
+                # and the client starts a new one
+                self._stop.set()
+                return SessionExpired(
+                    f"MCP server {self.name!r} no longer knows Vis's session ({message}, HTTP "
+                    "404: it restarted or ended the session); it reconnects on the next call"
+                )
+            if exc.code == CONNECTION_CLOSED or "closed" in message.lower():
                 self._stop.set()
                 return ConnectionLost(
                     f"MCP server {self.name!r} closed the connection; it reconnects on the "
@@ -602,14 +621,34 @@ class ServerConnection:
             return exc
         return RuntimeError(_describe(exc))
 
+    async def _on_session(
+        self,
+        request: Callable[[Any], Awaitable[T]],
+        what: str,
+        retries: int = 0,
+        heard: Callable[[], float] | None = None,
+    ) -> T:
+        """``request(session)``'s answer on the live session (:meth:`_retrying` with
+        ``retries``), made once more on a new session when the server no longer knew the old
+        one: it ran nothing of it (:class:`SessionExpired`)."""
+        for again in (False, True):
+            session = await self.ensure()
+            try:
+                return await self._retrying(partial(request, session), what, retries, heard)
+            except SessionExpired:
+                if again:
+                    raise
+        raise AssertionError("unreachable")
+
     async def call_tool(
         self,
         tool: str,
         arguments: dict[str, Any],
         on_progress: Callable[[float, float | None, str | None], None] | None = None,
     ) -> Any:
-        """``tools/call``; the ``timeout`` restarts with every progress notification."""
-        session = await self.ensure()
+        """``tools/call``; the ``timeout`` restarts with every progress notification. It is
+        not made again after a transient error (the server may have run it), only on a new
+        session when the server did not know the old one."""
         last = time.monotonic()
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
@@ -618,12 +657,12 @@ class ServerConnection:
             if on_progress is not None:
                 on_progress(value, total, message)
 
-        self._last_status = None
-        request = session.call_tool(tool, arguments, progress_callback=progress)
-        try:
-            return await self._answer(request, f"running {tool!r}", heard=lambda: last)
-        except Exception as exc:
-            raise self._wrap(exc) from None
+        def request(session: Any) -> Awaitable[Any]:
+            nonlocal last
+            last = time.monotonic()
+            return session.call_tool(tool, arguments, progress_callback=progress)
+
+        return await self._on_session(request, f"running {tool!r}", heard=lambda: last)
 
     async def _answer(
         self, request: Awaitable[T], what: str, *, heard: Callable[[], float] | None = None
@@ -670,25 +709,22 @@ class ServerConnection:
     async def list_resources(self, cursor: str | None = None) -> Any:
         from mcp_types import PaginatedRequestParams
 
-        session = await self.ensure()
         params = PaginatedRequestParams(cursor=cursor) if cursor else None
-        return await self._retrying(
-            lambda: session.list_resources(params=params), "listing resources", RESOURCE_RETRIES
+        return await self._on_session(
+            lambda s: s.list_resources(params=params), "listing resources", RESOURCE_RETRIES
         )
 
     async def list_resource_templates(self, cursor: str | None = None) -> Any:
         from mcp_types import PaginatedRequestParams
 
-        session = await self.ensure()
         params = PaginatedRequestParams(cursor=cursor) if cursor else None
-        return await self._retrying(
-            lambda: session.list_resource_templates(params=params),
+        return await self._on_session(
+            lambda s: s.list_resource_templates(params=params),
             "listing resource templates",
             RESOURCE_RETRIES,
         )
 
     async def read_resource(self, uri: str) -> Any:
-        session = await self.ensure()
-        return await self._retrying(
-            lambda: session.read_resource(uri), f"reading {uri!r}", RESOURCE_RETRIES
+        return await self._on_session(
+            lambda s: s.read_resource(uri), f"reading {uri!r}", RESOURCE_RETRIES
         )

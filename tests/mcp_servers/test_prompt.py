@@ -142,3 +142,31 @@ async def test_the_first_prompt_waits_for_a_direct_server_only_so_long(
         assert stuck is not None and stuck.state is State.CONNECTING
     finally:
         await manager.close()
+
+
+async def test_a_server_without_a_description_is_described_by_its_instructions_first_line(
+    vis_home: Path, workspace: Path, http_server: str
+) -> None:
+    """As in the prompt's section, ``doc("mcp__<server>")`` and apropos take the first line of
+    the instructions once the server connected (they said '(none configured)', found nothing)."""
+    import re
+
+    write_config(
+        vis_home / "mcp.json",
+        {"fixture": http_entry(http_server), "notes": http_entry(http_server, description="Notes")},
+    )
+    host = await Host.open(HostOptions(workspace=workspace))
+    try:
+        manager = host.mcp.manager
+        assert "Description: (none configured)" in (manager.namespace_doc("fixture") or "")
+        assert manager.described_tools(re.compile("fixtures")) == []  # not connected yet
+        host.mcp.start()
+        await manager.wait_all(60)
+        text = manager.namespace_doc("mcp__fixture") or ""
+        assert "Description: Test fixtures for Vis. (the first line of its instructions)" in text
+        assert "Description: Notes\n" in (manager.namespace_doc("notes") or "")  # configured
+        found = manager.described_tools(re.compile("fixtures"))
+        assert "mcp__fixture__echo" in found and "mcp__notes__echo" not in found
+        assert "mcp__notes__echo" in manager.described_tools(re.compile("Notes"))
+    finally:
+        await host.close()

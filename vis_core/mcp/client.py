@@ -195,6 +195,13 @@ class ServerConnection:
     def name(self) -> str:
         return self.config.name
 
+    @property
+    def summary(self) -> str:
+        """What the server offers, in a line: its configured ``description``, else (once it
+        connected) the first line of its instructions; empty without either."""
+        lines = (self.instructions or "").strip().splitlines()
+        return self.config.description or (lines[0].strip() if lines else "")
+
     def stderr_tail(self) -> str:
         return self._stderr.text() if self._stderr is not None else self._last_stderr
 

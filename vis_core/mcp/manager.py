@@ -403,7 +403,7 @@ class McpManager:
             f"{PREFIX}{safe(server.name)}: MCP server {server.name!r} ({state}; exposure "
             f"{server.exposure.value})",
             "",
-            f"Description: {server.description or '(none configured)'}",
+            f"Description: {_description(conn)}",
             "",
             "Instructions:",
             conn.instructions or "(the server gives none)",
@@ -415,12 +415,12 @@ class McpManager:
         return "\n".join(lines)
 
     def described_tools(self, pattern: re.Pattern[str]) -> list[str]:
-        """Tools of the servers whose configured description matches ``pattern`` (tool search
-        ranks a server's tools by its description)."""
+        """Tools of the servers whose description (else the first line of their instructions)
+        matches ``pattern`` (tool search ranks a server's tools by it)."""
         return [
             info.name
             for conn, info, _ in self.reachable()
-            if conn.config.description and pattern.search(conn.config.description)
+            if conn.summary and pattern.search(conn.summary)
         ]
 
     def prompt_section(self) -> str:
@@ -435,11 +435,8 @@ class McpManager:
             if not indirect:
                 continue
             how = " and ".join(sorted(e.value for e in indirect))
-            gist = server.description or (conn.instructions or "").strip().splitlines()[:1]
-            gist_text = gist if isinstance(gist, str) else (gist[0] if gist else "")
-            lines.append(
-                f"- `{PREFIX}{safe(server.name)}` ({how})" + (f": {gist_text}" if gist_text else "")
-            )
+            gist = conn.summary
+            lines.append(f"- `{PREFIX}{safe(server.name)}` ({how})" + (f": {gist}" if gist else ""))
         if not lines:
             return ""
         return (
@@ -450,6 +447,14 @@ class McpManager:
             "`apropos('mcp__<server>')` and read one with `doc(name)`; a deferred tool is also "
             "declared to you as a tool once apropos or doc finds it.\n" + "\n".join(lines)
         )
+
+
+def _description(conn: ServerConnection) -> str:
+    if conn.config.description:
+        return conn.config.description
+    if conn.summary:
+        return f"{conn.summary} (the first line of its instructions)"
+    return "(none configured)"
 
 
 def _schema(info: ToolInfo) -> dict[str, Any]:

@@ -319,3 +319,15 @@ async def test_an_http_server_that_restarted_is_reached_on_a_new_session(tmp_pat
         finally:
             await conn.stop()
             await asyncio.to_thread(_end, server)
+
+
+def test_mcp_log_writes_a_servers_control_characters_escaped(tmp_path: Path) -> None:
+    """A server's log message (and its level and logger name) reaches ``mcp.log`` as text:
+    ``cat mcp.log`` showed ESC sequences acting on the terminal."""
+    log = McpLog(tmp_path / "mcp.log")
+    log.write("srv", "info\x1b[2J", "app\x07", "done\x1b[31m red\x1b]52;c;aGk=\x07\u202eok\r")
+    line = (tmp_path / "mcp.log").read_text(encoding="utf-8")
+    assert line.endswith(
+        "[srv] info\\x1b[2J app\\x07: done\\x1b[31m red\\x1b]52;c;aGk=\\x07<U+202E>ok\n"
+    )
+    assert not any(c < " " and c != "\n" for c in line)

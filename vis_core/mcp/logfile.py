@@ -7,11 +7,15 @@ import threading
 import time
 from pathlib import Path
 
+from vis_core.terminal import terminal_text
+
 MAX_BYTES = 5 * 1024 * 1024
 
 
 class McpLog:
-    """Appends ``<time> [<server>] <level> <logger>: <message>`` lines."""
+    """Appends ``<time> [<server>] <level> <logger>: <message>`` lines, one per message, its
+    control characters written as text (``\\x1b``): ``cat`` or ``tail -f`` of the log never
+    runs what a server sent."""
 
     def __init__(self, path: Path, max_bytes: int = MAX_BYTES) -> None:
         self.path = path
@@ -20,8 +24,8 @@ class McpLog:
 
     def write(self, server: str, level: str, logger: str | None, message: str) -> None:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime())
-        text = " ".join(message.splitlines()) if message else ""
-        line = f"{stamp} [{server}] {level} {logger or '-'}: {text}\n"
+        said = " ".join(f"{level} {logger or '-'}: {message}".splitlines())
+        line = f"{stamp} [{server}] {terminal_text(said)}\n"
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             try:

@@ -128,3 +128,27 @@ async def test_mcp_disable_of_a_project_server_keeps_the_project_trusted(
         await host.close()
     assert json.loads(path.read_text())["mcpServers"]["alpha"]["enabled"] is False
     assert trust.is_trusted(workspace)
+
+
+def test_vis_run_mcp_prints_the_status_and_reconnects(
+    vis_home: Path, workspace: Path, http_server: str
+) -> None:
+    """Outside the TUI, ``/mcp`` prints the servers as they are once they connected or failed,
+    and ``/mcp reconnect NAME`` reconnects (both exited 2: "needs the app's screen")."""
+    from cli_support import vis
+
+    write_config(
+        vis_home / "mcp.json",
+        {"alpha": http_entry(http_server), "gone": {"command": "no-such-command-for-vis"}},
+    )
+    status = vis("run", "/mcp", cwd=workspace, env_home=vis_home)
+    assert status.returncode == 0, status.stderr
+    assert "`alpha` connected · 10 tools · codemode · user" in status.stdout
+    assert "`gone` failed" in status.stdout and "no such command" in status.stdout
+    assert "warn:" not in status.stderr  # what the status said is not said again
+    again = vis("run", "/mcp reconnect alpha", cwd=workspace, env_home=vis_home)
+    assert again.returncode == 0 and again.stdout.strip() == "alpha: connected", again.stderr
+    unknown = vis("run", "/mcp reconnect nope", cwd=workspace, env_home=vis_home)
+    assert unknown.returncode == 1 and "no MCP server named 'nope'" in unknown.stderr
+    listed = vis("sessions", cwd=workspace, env_home=vis_home)
+    assert listed.stdout.strip() == "", listed.stdout  # a command that only shows leaves none

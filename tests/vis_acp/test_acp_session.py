@@ -107,7 +107,7 @@ async def test_a_session_streams_answers_tool_calls_plans_and_edits_through_the_
     ]
     commands = client.of("available_commands_update")[0].available_commands
     names = {c.name for c in commands}
-    assert {"plan", "todo", "model"} <= names and "quit" not in names
+    assert {"plan", "todo", "model", "mcp"} <= names and "quit" not in names
     # stdout carried only the protocol
     assert "Error parsing JSON-RPC message" not in caplog.text
 

@@ -13,7 +13,6 @@ SCREEN_ONLY: dict[str, str] = {
     "quit": "`vis run` ends when its turn ends",
     "login": "export the provider's key (e.g. ANTHROPIC_API_KEY) or use /login in the app",
     "reload": "each `vis run` reads the extensions afresh",
-    "mcp": "`vis mcp` lists and manages the servers",
 }
 
 

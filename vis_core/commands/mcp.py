@@ -1,4 +1,5 @@
-"""``/mcp``: the slash command over the MCP servers (the TUI opens its screen instead)."""
+"""``/mcp``: the slash command over the MCP servers (the TUI opens its screen instead; `vis run`
+and ACP print the status, or do what it says)."""
 
 from __future__ import annotations
 
@@ -18,11 +19,17 @@ def mcp_command(deps: CommandDeps) -> SlashCommand:
 
     async def run(ctx: dict[str, Any]) -> CommandResult:
         args = list(ctx["args"])
-        if ctx.get("channel") == Channel.TUI and len(args) == 2 and args[0] == "login":
+        tui = ctx.get("channel") == Channel.TUI
+        if tui and len(args) == 2 and args[0] == "login":
             # the TUI signs in on its /mcp screen: the page, a paste box, the outcome
             return CommandResult(True, f"Sign in to {args[1]}", data=args[1], action=OPEN_MCP)
-        ok_, title, body = await run_mcp_command(deps.mcp.manager, args)
-        opens = not ctx["args"] and ctx.get("channel") == Channel.TUI
+        # the TUI's screen follows the servers as they connect; elsewhere the status is
+        # printed once, so it is taken once they connected or failed
+        manager = deps.mcp.manager if args or tui else await deps.mcp.settle()
+        ok_, title, body = await run_mcp_command(manager, args)
+        if not args and not tui:
+            manager.status_shown()
+        opens = not args and tui
         return CommandResult(ok_, title, body, action=OPEN_MCP if opens else None)
 
     return SlashCommand(

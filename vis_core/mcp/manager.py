@@ -223,6 +223,10 @@ class McpManager:
                     )
         return notes
 
+    def status_shown(self) -> None:
+        """``/mcp`` printed every server's state: its problems so far are not told again."""
+        self.unreported("")
+
     def still_connecting(self, details: str) -> list[str]:
         """Notes of the servers not connected yet, which a run that ends now stops."""
         return [

@@ -288,7 +288,9 @@ def _serve(listening, *env: tuple[str, str]) -> subprocess.Popen[bytes]:
 
 
 def _end(process: subprocess.Popen[bytes]) -> None:
-    process.kill()
+    """The server ended: SIGTERM, which its launcher passes on and exits once it ended (a
+    SIGKILL of the launcher leaves the server to end a moment later, still answering)."""
+    process.terminate()
     process.wait()
 
 

@@ -53,6 +53,11 @@ class SessionTools:
             self._narrowed.clear()
             self._resets += 1
 
+    @property
+    def version(self) -> int:
+        """What changes with every :meth:`reset`."""
+        return self._resets
+
     def narrow(self, inactive: frozenset[str]) -> None:
         """The tools of the coming request: those of the extensions ``inactive`` (owner
         names) hidden."""

@@ -327,3 +327,36 @@ async def test_a_direct_tool_call_is_an_iteration_with_its_own_activity(
         ("mcp__st__echo", "mcp", iteration["iteration_id"])
     ]
     assert activities[0]["presentation"]["headline"] == "MCP st · echo"
+
+
+GROWN = """
+print(await mcp__dyn__grow())
+print(await mcp__dyn__extra())
+print([h.name for h in await apropos("mcp__dyn__extra")])
+print(await mcp__dyn__grow())
+try:
+    await mcp__dyn__extra()
+except NameError as exc:
+    print("gone:", exc)
+print([h.name for h in await apropos("mcp__dyn__extra")])
+"""
+
+
+async def test_a_tool_a_server_adds_during_a_block_is_callable_in_that_block(
+    vis_home: Path, workspace: Path
+) -> None:
+    """After ``tools/list_changed`` the block's names agree with apropos: the added tool is
+    callable at once and the withdrawn one is gone (apropos listed a tool the block could
+    not call until the next block)."""
+    write_config(vis_home / "mcp.json", {"dyn": stdio_entry()})
+    events = await _run_here(workspace, [{"code": GROWN}, {"text": "done"}])
+    block = _of(events, "BlockFinished")[0]
+    assert block["error"] is None, block["error"]
+    assert block["stdout"].splitlines() == [
+        "grown",
+        "extra!",
+        "['mcp__dyn__extra']",
+        "shrunk",
+        "gone: name 'mcp__dyn__extra' is not defined",
+        "[]",
+    ]

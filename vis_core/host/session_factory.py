@@ -173,6 +173,7 @@ class SessionFactory:
             call_tool=partial(invoker.call, encoded=True),  # a worker's packed result as is
             call_handle=invoker.call_handle,
             tools=tools.sandbox_entries,
+            tools_version=lambda: tools.version,
             snapshot_save=lambda data: self.store.save_sandbox_snapshot(session_id, data),
             snapshot_load=lambda: self.store.load_sandbox_snapshot(session_id),
             jail=confinement.jail,

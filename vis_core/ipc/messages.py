@@ -58,6 +58,13 @@ class Run(_Message, tag="run"):
     tools: list[dict[str, Any]] | None = None
 
 
+class Tools(_Message, tag="tools"):
+    """The session's tools changed while a block ran (an MCP server's list): the child's names
+    follow before the result that comes after this."""
+
+    tools: list[dict[str, Any]]
+
+
 class Result(_Message, tag="result"):
     """``ok`` with ``value`` (encoded: :func:`vis_core.ipc.values.encode`, or ``Raw`` bytes
     encoded once where the value was made), else ``error``: ``{type, message}``."""
@@ -112,7 +119,7 @@ class Done(_Message, tag="done"):
     forms: list[dict[str, Any]]
 
 
-ToChild = Init | Run | Result
+ToChild = Init | Run | Result | Tools
 FromChild = Ready | ToolCall | HandleCall | CancelCall | Done
 
 # -- sandbox child <-> extension worker, directly (a channel the host paired) ---------------
@@ -164,7 +171,7 @@ def framed(message: msgspec.Struct) -> bytes:
     return frame(_encoder.encode(message))
 
 
-def to_child(body: bytes) -> Init | Run | Result:
+def to_child(body: bytes) -> Init | Run | Result | Tools:
     """A message from the host, as the child reads it (the host is trusted)."""
     return _to_child.decode(body)
 

@@ -669,7 +669,13 @@ class ServerConnection:
             last = time.monotonic()
             return session.call_tool(tool, arguments, progress_callback=progress)
 
-        return await self._on_session(request, f"running {tool!r}", heard=lambda: last)
+        result = await self._on_session(request, f"running {tool!r}", heard=lambda: last)
+        # a list the server said changed during the call is read before it returns: the
+        # tools it added are callable, those it withdrew gone, in the rest of the block
+        relisting = [task for task in self._tasks if not task.done()]
+        if relisting:
+            await asyncio.wait(relisting, timeout=self.config.timeout)
+        return result
 
     async def _answer(
         self, request: Awaitable[T], what: str, *, heard: Callable[[], float] | None = None

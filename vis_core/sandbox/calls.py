@@ -60,6 +60,10 @@ class ChildSide(Protocol):
     async def write(self, line: bytes) -> None:
         """Write ``line`` to the running child, waiting while its pipe is full."""
 
+    async def tools_update(self) -> None:
+        """Before a call's result: the session's tools, when they changed since the child got
+        them, are written to it first."""
+
 
 class ChildCalls:
     """The calls of one sandbox's children: each call's task or quick call (a direct call the
@@ -221,6 +225,7 @@ class ChildCalls:
         try:
             line = await self._result_line(msg)
             with contextlib.suppress(ChildGone):
+                await self._side.tools_update()  # what the call changed is callable after it
                 await self._side.write(line)
         finally:
             self._tasks.discard(asyncio.current_task(loop))

@@ -31,6 +31,7 @@ from vis_core.ipc.messages import (
     Result,
     Run,
     ToolCall,
+    Tools,
     direct_to_child,
     framed,
     to_child,
@@ -247,6 +248,8 @@ class Child:
                 for name, value in wire.decode(msg.globals or {}).items():
                     self.state.inject(name, value)
                 self.block_task = self.loop.create_task(self.run_block(msg.id, msg.code))
+            elif type(msg) is Tools:
+                self.set_tools(msg.tools)
             elif type(msg) is Init:
                 self.on_init(msg)
 

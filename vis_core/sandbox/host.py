@@ -6,6 +6,7 @@ import asyncio
 import codecs
 import contextlib
 import functools
+import logging
 import os
 import signal
 import sys
@@ -195,6 +196,7 @@ class Sandbox:
         workspace: Path,
         call_tool: ToolCaller,
         tools: Callable[[], Sequence[ToolEntry]],
+        tools_version: Callable[[], int] | None = None,
         globals: Mapping[str, Any] = {},
         call_handle: HandleCaller | None = None,
         snapshot_save: Callable[[dict[str, Any]], None] | None = None,
@@ -252,6 +254,10 @@ class Sandbox:
         self._direct = direct
         self._control: ControlSocket | None = None  # the running child's, with ``direct``
         self._tools = tools
+        # what changes when the tools do (a block's calls send the child the new ones)
+        self._tools_version = tools_version
+        self._sent_version = -1
+        self._updating: asyncio.Future[None] | None = None
         self._globals: dict[str, Any] = {}
         if globals:
             from vis_core.ipc.values import encode  # the IPC layer: only with globals now
@@ -680,6 +686,7 @@ class Sandbox:
             snapshot = await asyncio.to_thread(self._snapshot_load)
         metadata = await asyncio.to_thread(build_metadata)
         # the first list renders every tool's contract (and imports what does it): in a thread
+        self._sent_version = self._version()
         tools = await asyncio.to_thread(self._tool_list)
         self._sent_tools = tools
         await self._send(
@@ -731,6 +738,35 @@ class Sandbox:
     def _new_output(self) -> TailBuffer:
         return TailBuffer(self.output_limit, max_lines=self.output_lines, save_dir=self.output_dir)
 
+    def _version(self) -> int:
+        return -1 if self._tools_version is None else self._tools_version()
+
+    async def tools_update(self) -> None:
+        """Before a call's result: when the session's tools changed since the child got them
+        (an MCP server's list changed during the block), the child gets them first; calls
+        ending meanwhile wait for the same update."""
+        if self._updating is None and self._version() != self._sent_version:
+            self._updating = asyncio.ensure_future(self._send_tools())
+        if self._updating is not None:
+            await asyncio.shield(self._updating)
+
+    async def _send_tools(self) -> None:
+        from vis_core.ipc.messages import Tools, framed
+
+        try:
+            self._sent_version = self._version()
+            tools = await asyncio.to_thread(self._tool_list)
+            if tools != self._sent_tools:
+                self._sent_tools = tools
+                await self.write(framed(Tools(tools)))
+        except ChildGone:
+            raise
+        except Exception:  # the result still goes; the next block gets the tools
+            self._sent_tools = None
+            logging.getLogger(__name__).exception("sending the changed tools to the sandbox")
+        finally:
+            self._updating = None
+
     def _tool_list(self) -> list[dict[str, Any]]:
         return [
             {"name": t.name, "doc": t.doc, "contract": t.contract, "hidden": t.hidden}
@@ -766,6 +802,7 @@ class Sandbox:
         message = Run(block, safe_text(code))
         if globals and isinstance(globals, Mapping):
             message.globals = encode(dict(globals))
+        self._sent_version = self._version()
         tools = await asyncio.to_thread(self._tool_list)  # built again after a reload
         if tools != self._sent_tools:
             message.tools = tools

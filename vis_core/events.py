@@ -198,6 +198,16 @@ class IterationStarted(Event):
 
 
 @dataclass(frozen=True)
+class BlockPrinted(Event):
+    """What a running block printed since its last ``BlockPrinted`` (a long stretch: its end,
+    after a note of the cut), committed before it is shown, so a Vis that is killed keeps it."""
+
+    turn_id: str = ""
+    iteration_id: str = ""
+    text: str = ""
+
+
+@dataclass(frozen=True)
 class BlockFinished(Event):
     """A block (or direct call) ended; ``stdout``/``error`` are what the model sees (a cut
     output says where the whole of it was saved); ``files`` are the workspace files it

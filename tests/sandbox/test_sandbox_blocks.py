@@ -166,3 +166,25 @@ def test_a_running_blocks_tail_draws_a_redrawn_line_as_a_terminal_does() -> None
     buffer = TailBuffer()
     buffer.add("start\nprogress 10%\r50%\n")
     assert buffer.tail(2) == "start\n50%gress 10%"
+
+
+def test_what_was_printed_since_a_mark_is_its_end_after_a_note_of_the_cut() -> None:
+    """A running block's output is committed a stretch at a time: what it printed after the
+    last stretch, at most its last ``most`` characters, the cut said (also of what the
+    buffer no longer keeps)."""
+    from vis_core.sandbox.output import TailBuffer, cut_note
+
+    buffer = TailBuffer()
+    assert buffer.since(0, 10) == ""
+    buffer.add("tick 0\n")
+    buffer.add("tick 1\n")
+    mark = buffer.total
+    assert buffer.since(0, 100) == "tick 0\ntick 1\n"
+    assert buffer.since(mark, 100) == ""
+    buffer.add("tick 2\n" + "x" * 50)
+    assert buffer.since(mark, 100) == "tick 2\n" + "x" * 50
+    assert buffer.since(mark, 10) == cut_note(47) + "x" * 10
+    small = TailBuffer(limit=8, kept=8)  # keeps 8 characters (and the part holding them)
+    for part in ("aaaa", "bbbb", "cccc", "dddd"):
+        small.add(part)
+    assert small.since(0, 100) == cut_note(8) + "ccccdddd"

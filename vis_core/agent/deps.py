@@ -45,7 +45,8 @@ class BlockRunner(Protocol):
 
     async def close(self) -> None: ...
 
-    def printed(self, lines: int) -> str: ...  # the running block's last lines so far
+    # what the running block printed after ``mark`` characters (its last ``most``), new mark
+    def printed_since(self, mark: int, most: int) -> tuple[str, int]: ...
 
 
 class FileWatch(Protocol):

@@ -97,6 +97,9 @@ class HookedSandbox:
     def printed(self, lines: int) -> str:
         return self.inner.printed(lines)
 
+    def printed_since(self, mark: int, most: int) -> tuple[str, int]:
+        return self.inner.printed_since(mark, most)
+
     async def close(self) -> None:
         await self.inner.close()
 

@@ -24,12 +24,14 @@ from vis_core.agent.conversation import (
 from vis_core.agent.deps import FileWatch, SessionDeps, SessionModel
 from vis_core.agent.event_bus import Kinds, Subscriber
 from vis_core.agent.invoker import CallSite
+from vis_core.agent.printed import PrintedOutput
 from vis_core.agent.prompt import PYTHON_EXECUTION_DESCRIPTION, PYTHON_EXECUTION_PARAMETERS
 from vis_core.events import (
     AssistantDelta,
     AssistantMessage,
     AssistantThinking,
     BlockFinished,
+    BlockPrinted,
     Event,
     IterationStarted,
     Notification,
@@ -165,6 +167,7 @@ class AgentSession:
         self._listing_holds = True  # no command ran when the last block's files were listed
         self._told_too_big = False  # that the workspace is too big to follow (said once)
         self.sandbox = deps.sandbox
+        self._printed = PrintedOutput(self.sandbox, self.emit)  # what the running block printed
         self.invoker = deps.invoker
         self.limits = deps.limits
         self._store = deps.store
@@ -343,8 +346,9 @@ class AgentSession:
                 return
 
     def printed(self, lines: int) -> str:
-        """The last ``lines`` lines the running block printed so far ("" when none runs)."""
-        return self.sandbox.printed(lines)
+        """The last ``lines`` lines the running block printed and was saved ("" when none
+        runs): shown only once committed, as every event is."""
+        return self._printed.tail(lines)
 
     def cancel(self, reason: str = CANCELLED_BY_USER) -> None:
         """Cancel the running turn; a running block is interrupted within 2 s. ``reason`` is
@@ -858,7 +862,9 @@ class AgentSession:
 
         try:
             if is_code:
-                result = await self._run_block(code)
+                ids = BlockPrinted(self.id, turn_id=turn_id, iteration_id=iteration_id)
+                async with self._printed.following(ids):
+                    result = await self._run_block(code)
                 stdout, error, restarted = result.stdout, result.error, result.restarted
             else:
                 stdout, error = await self._run_direct(call)

@@ -348,6 +348,15 @@ class Sandbox:
         """The last ``lines`` lines the running block printed so far ("" between blocks)."""
         return self._output.tail(lines) if self._busy else ""
 
+    def printed_since(self, mark: int, most: int) -> tuple[str, int]:
+        """What the running block printed after its first ``mark`` characters (at most its
+        last ``most``, after a note of the cut), and the mark of what it printed so far; ("",
+        ``mark``) between blocks."""
+        output = self._output
+        if not self._busy or output.total < mark:  # the block ended: its output is its result
+            return "", mark
+        return output.since(mark, most), output.total
+
     def move_to(self, workspace: Path, project_root: Path | None) -> None:
         """The session entered or left a draft: the next block runs in a new child whose
         working folder (and jail's writable root) is ``workspace``, its namespace restored

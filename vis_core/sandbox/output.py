@@ -50,6 +50,7 @@ class TailBuffer:
         self._newlines = 0
         self._bytes = 0
         self._last = ""
+        self.total = 0  # characters added so far: a mark for :meth:`since`
 
     def add(self, text: str) -> None:
         if not text:
@@ -57,12 +58,30 @@ class TailBuffer:
         self._newlines += text.count("\n")
         self._bytes += len(text.encode("utf-8", errors="surrogatepass"))
         self._last = text[-1]
+        self.total += len(text)
         self._parts.append(text)
         self._size += len(text)
         while self._parts and self._size - len(self._parts[0]) >= self.kept:
             dropped = self._parts.popleft()
             self._size -= len(dropped)
             self._cut += len(dropped)
+
+    def since(self, mark: int, most: int) -> str:
+        """What was added after the first ``mark`` characters (:attr:`total` then): its last
+        ``most`` characters, after a note of the cut when there was more."""
+        new = self.total - mark
+        if new <= 0:
+            return ""
+        want = min(new, most)
+        found: list[str] = []
+        size = 0
+        for part in reversed(self._parts):
+            found.append(part)
+            size += len(part)
+            if size >= want:
+                break
+        text = "".join(reversed(found))[-want:]
+        return text if len(text) == new else cut_note(new - len(text)) + text
 
     def tail(self, lines: int, chars: int = 4096) -> str:
         """The last ``lines`` lines printed so far (the one still being printed counts),

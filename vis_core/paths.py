@@ -83,6 +83,11 @@ class VisPaths:
         return self.data_dir / "vis.db"
 
     @property
+    def session_locks_dir(self) -> Path:
+        """Where each open session's lock file is (vis_core/store/session_lock.py)."""
+        return self.data_dir / "sessions"
+
+    @property
     def attachments_dir(self) -> Path:
         return self.data_dir / "attachments"
 

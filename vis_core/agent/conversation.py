@@ -51,6 +51,7 @@ INCOMPLETE_NOTES: dict[str, str] = {
     "(max_tokens). Say the rest in shorter parts.]",
     Incomplete.FAILED: "\n\n[Vis: this answer broke off here: the model request failed.]",
     Incomplete.CANCELLED: "\n\n[Vis: the person stopped this answer here.]",
+    Incomplete.INTERRUPTED: "\n\n[Vis: this answer broke off here: Vis stopped while it streamed.]",
 }
 
 

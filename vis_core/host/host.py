@@ -116,7 +116,7 @@ class Host:
         attach_log_file(paths, self.settings.redactor)
         self.interaction = Interaction()  # vis.ask / vis.live reach the front end here
         self.drafts = Drafts(store, paths.data_dir)  # the sessions' isolated working copies
-        locks = SessionLocks(paths.data_dir / "sessions")
+        locks = SessionLocks(paths.session_locks_dir)
         self.registry = SessionRegistry(store, root, project_root, self.interaction, locks)
         store.writer.call(self.registry.delete_abandoned)  # in order, before any new session
         try:  # the host's loop: sessions built in a thread, and threads, reach it

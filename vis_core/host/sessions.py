@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vis_core.agent.session import HISTORY_EVENTS, AgentSession
-from vis_core.events import Event, SessionCreated, TurnEnded
+from vis_core.events import Event, SessionCreated
 from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.interaction import Interaction
 from vis_core.model.sessions import SessionRow
-from vis_core.model.turn import TurnStatus
 from vis_core.store import Store, StoreError
+from vis_core.store.interrupted import cut_off_endings
 from vis_core.store.session_lock import SessionInUse, SessionLocks
 
 if TYPE_CHECKING:
@@ -25,10 +25,6 @@ if TYPE_CHECKING:
     from vis_core.session_tools import SessionTools
 
 log = logging.getLogger(__name__)
-INTERRUPTED = (
-    "interrupted: Vis stopped (it was killed or crashed) before this turn finished; what it "
-    "showed until then is kept"
-)
 RELOADED = "the extensions were reloaded (/reload)"
 # seconds after which an unused session no Vis holds open is deleted at the next start (its
 # row is saved just before its Vis takes its lock: a younger one may be starting)
@@ -176,16 +172,11 @@ class SessionRegistry:
 
     def _end_interrupted_turns(self, session_id: str) -> None:
         """A turn still ``running`` when nobody holds the session was cut off (Vis was killed):
-        it ends as cancelled, saying so, before the session is shown again."""
-        for turn_id in self._store.running_turns(session_id):
-            self._store.append(
-                TurnEnded(
-                    session_id,
-                    turn_id=turn_id,
-                    status=TurnStatus.CANCELLED,
-                    error=INTERRUPTED,
-                )
-            )
+        it ends as cancelled, saying so, before the session is shown again, with what it
+        showed: the answer it streamed, what its running block printed."""
+        ending = cut_off_endings(self._store, session_id)
+        if ending:
+            self._store.append_many(ending)
 
     def _opened(
         self, session_id: str, title: str, history: list[Event], build: Build

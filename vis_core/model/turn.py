@@ -26,6 +26,7 @@ class Incomplete(StrEnum):
     CUT = "max_tokens"  # the model reached its output limit mid-answer
     FAILED = "failed"  # the request failed while the answer streamed
     CANCELLED = "cancelled"  # the person cancelled the turn while the answer streamed
+    INTERRUPTED = "interrupted"  # Vis stopped (killed, crashed) while the answer streamed
 
 
 class ContextOrigin(StrEnum):

@@ -54,19 +54,22 @@ def run_export(args: argparse.Namespace, workspace: Path) -> int:
     from vis_core.paths import VisPaths
     from vis_core.session_files import format_for_path
     from vis_core.store import Store
+    from vis_core.store.session_lock import session_held
 
     output: Path | None = args.output
     fmt = ExportFormat(args.format) if args.format else None
     if fmt is None:
         fmt = format_for_path(output) if output is not None else ExportFormat.MD
-    store = Store(VisPaths.from_env().ensure().db_file)
+    paths = VisPaths.from_env().ensure()
+    store = Store(paths.db_file)
     try:
         row = (
             find_session(store, args.session_id)
             if args.session_id is not None
             else latest_session(store, workspace)
         )
-        text = export_session(store, row, fmt)
+        cut_off = not session_held(paths.session_locks_dir, row.id)
+        text = export_session(store, row, fmt, cut_off=cut_off)
     except SessionNotFound as exc:
         print(f"vis export: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -65,12 +65,16 @@ def default_file_name(session_id: str, fmt: ExportFormat) -> str:
     return f"vis-session-{session_id[:8]}.{fmt.value}"
 
 
-def export_session(store: Store, row: SessionRow, fmt: ExportFormat) -> str:
-    """The session in ``fmt``, secrets redacted and control characters made visible."""
+def export_session(
+    store: Store, row: SessionRow, fmt: ExportFormat, *, cut_off: bool = False
+) -> str:
+    """The session in ``fmt``, secrets redacted and control characters made visible;
+    ``cut_off``: no Vis holds it, so a turn still running was cut off (see
+    :func:`read_session`)."""
     redactors = log_redactors()
     if fmt is ExportFormat.JSON:
         return _json(store, row, redactors)
-    session = read_session(store, row)
+    session = read_session(store, row, cut_off=cut_off)
     clean = _cleaner(redactors)
     if fmt is ExportFormat.HTML:
         return _html(session, clean)

@@ -76,6 +76,21 @@ class SessionLocks:
             self._held.clear()
 
 
+def session_held(folder: Path, session_id: str) -> bool:
+    """Whether a Vis (this one too) holds ``session_id`` open now (its turns may be running)."""
+    try:
+        fd = os.open(folder / f"{session_id}.lock", os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # a lock taken here goes with it
+    return False
+
+
 def _in_use(session_id: str, holder: list[str]) -> str:
     """Why ``session_id`` cannot be opened: the lock file's words ``holder`` (pid, ``left``)."""
     pid = holder[0] if holder else "unknown"

@@ -9,6 +9,7 @@ import orjson
 
 from vis_core.model.story import StoryKind
 from vis_core.store.database import StoreError
+from vis_core.store.interrupted import cut_off_endings
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -100,9 +101,11 @@ _ACTIVITIES = (  # the last state of each Activity, at the place of its first ev
 )
 
 
-def read_session(store: Store, row: SessionRow) -> StoredSession:
+def read_session(store: Store, row: SessionRow, *, cut_off: bool = False) -> StoredSession:
     """What the session's log holds, as turns with their blocks and Activities: the events
-    that make them, and each Activity's last event only (one read of each)."""
+    that make them, and each Activity's last event only (one read of each). ``cut_off``: no
+    Vis holds the session, so a turn still running was cut off (Vis was killed); it reads as
+    the next Vis to open the session will end it, with what it showed until then."""
     with store._db.read("read a session's Activities") as conn:
         activities = conn.execute(_ACTIVITIES, (row.id,)).fetchall()
     turns: dict[str, StoredTurn] = {}
@@ -115,6 +118,9 @@ def read_session(store: Store, row: SessionRow) -> StoredSession:
         _event(orjson.loads(stored.data), turns, blocks)
     for _pos, data in activities[next_activity:]:
         _activity(orjson.loads(data), blocks, turns)
+    if cut_off and any(turn.status == "running" for turn in turns.values()):
+        for event in cut_off_endings(store, row.id):
+            _event(event.to_dict(), turns, blocks)
     return StoredSession(row, sorted(turns.values(), key=lambda t: t.position))
 
 

@@ -354,15 +354,25 @@ class MainScreen(Screen[None]):
 
     async def preview(self, core: Frontend, session_id: str) -> None:
         """Show a stored session's newest turns while the session itself opens (long ones
-        take seconds to restore); :meth:`attach` then keeps them."""
-        from vis_tui.history import store_page_loader
+        take seconds to restore); :meth:`attach` then keeps them, unless one of them was
+        still running: Vis was killed during it, and opening the session ends it with what
+        it showed, drawn then."""
+        from vis_tui.history import TurnPage, store_page_loader
 
         self.drop_welcome()
         self.transcript.clear()
         # the loader reads the notes of every turn: in a thread, as its pages are
         loader = await asyncio.to_thread(store_page_loader, core.history, session_id)
-        await self.transcript.load_initial(loader)
-        self._previewed = session_id
+        cut_off = False
+
+        def load(before_position: int | None) -> TurnPage:
+            nonlocal cut_off
+            page = loader(before_position)
+            cut_off = cut_off or any(t.status == TurnStatus.RUNNING for t in page.turns)
+            return page
+
+        await self.transcript.load_initial(load)
+        self._previewed = None if cut_off else session_id
 
     def feed_events(self, events: list[Event]) -> None:
         """Show ``events`` as if the session had published them (a running turn read back

@@ -98,3 +98,36 @@ async def test_a_configured_input_limit_lowers_the_budget(
 )
 def test_soft_budget_rules(model: str, limit: int | None, budget: int) -> None:
     assert soft_budget(model, limit) == budget
+
+
+async def test_the_hint_says_so_when_every_settled_turn_is_folded(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """After /compact folded every turn, /context's hint said "nothing has settled yet; fold
+    once a step has settled": every turn had settled, and was folded."""
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            {"text": "answer one", "usage": {"input": 190_000, "output": 10}},
+            {"text": "answer two", "usage": {"input": 195_000, "output": 10}},
+            {"text": "The gist."},
+        ],
+    )
+    host = await open_host(workspace, script)
+    try:
+        session = await host.new_session()
+        await run_turns(session, "one", "two")
+        before = await host.commands.run(session, "/context")
+        compacted = await host.commands.run(session, "/compact")
+        after = await host.commands.run(session, "/context")
+    finally:
+        await host.close()
+    assert compacted.title == "Compacted t1,t2"
+    (hint,) = [line for line in (before.body or "").splitlines() if line.startswith("Hint:")]
+    assert 'fold_session("-t2", gist)' in hint, hint  # between turns, t2 is an earlier one
+    (hint,) = [line for line in (after.body or "").splitlines() if line.startswith("Hint:")]
+    assert "nothing has settled" not in hint, hint
+    assert hint.endswith(
+        "every settled turn is folded already, so what is left is the gists and the live step; "
+        "/new starts a session with none of it."
+    ), hint

@@ -63,11 +63,14 @@ async def test_the_meter_shows_the_utilization_numbers(
     shown = json.loads(
         next(e.stdout for e in seen if isinstance(e, BlockFinished) and "{" in e.stdout)
     )
+    hint = shown.pop("hint")
     assert shown == {  # what the model saw, measured by the request that wrote the block
         **{k: utilization[k] for k in ("model_input_limit", "auto_compress_above")},
         "latest_measured_input_tokens": 166_400,
-        "hint": utilization["hint"],
     }
+    assert hint.split(":")[0] == utilization["hint"].split(":")[0]  # the same figures
+    assert "every settled turn is folded already" in hint  # t1 is, t2 runs
+    assert 'fold_session("t2", gist)' in utilization["hint"]  # t2 has ended since
     assert utilization["auto_compress_above"] == 183_600
     assert utilization["hint"].startswith("Context is at 90% of the soft budget")
     assert live == "90% context"  # 90.6 %: the hint's whole percent, not rounded up

@@ -18,8 +18,10 @@ def hint_text(
     current_key: str | None,
     *,
     has_earlier: bool = False,
+    all_folded: bool = False,
 ) -> str | None:
-    """The hint for ``tokens`` of ``budget``; ``key`` folds every unfolded earlier turn."""
+    """The hint for ``tokens`` of ``budget``; ``key`` folds every unfolded earlier turn.
+    ``all_folded``: every turn that ended is folded whole (nothing settled is left to fold)."""
     if budget <= 0 or tokens < budget * HINT_FROM:
         return None
     share = f"{tokens * 100 // budget}% of the soft budget ({tokens:,} of {budget:,} input tokens)"
@@ -28,6 +30,11 @@ def hint_text(
     elif current_key is not None:
         why = "every earlier turn is folded" if has_earlier else "there is no earlier turn yet"
         fold = f'{why}; fold_session("{current_key}", gist) folds the settled steps of this turn'
+    elif all_folded:
+        fold = (
+            "every settled turn is folded already, so what is left is the gists and the live "
+            "step; /new starts a session with none of it"
+        )
     else:
         fold = "nothing has settled yet; fold once a step has settled"
     if tokens > budget:
@@ -55,11 +62,17 @@ def utilization(session: Any, live_iteration: str | None = None) -> dict[str, An
     turns = turn_steps(conversation, live_iteration)
     current = max(turns, default=0)
     whole = folded_whole_turns(conversation)
-    key = unfolded_turns_key(turns, whole, current)
+    live = bool(current) and turns[current].current
+    # between turns, the newest turn is an earlier one of the next request
+    key = unfolded_turns_key(turns, whole, current if live else current + 1)
     current_key = None
-    if current and turns[current].current and turns[current].settled:
+    if live and turns[current].settled:
         current_key = f"t{current}/i{turns[current].settled[0]}-"
-    hint = hint_text(tokens, budget, key, current_key, has_earlier=len(turns) > 1)
+    ended = [position for position, steps in turns.items() if not steps.current]
+    all_folded = bool(ended) and all(position in whole for position in ended)
+    hint = hint_text(
+        tokens, budget, key, current_key, has_earlier=len(turns) > 1, all_folded=all_folded
+    )
     if hint is not None:
         data["hint"] = hint
     return data

@@ -119,3 +119,26 @@ async def test_session_tools_follow_the_introspection_setting(
         ]
     )
     assert blocks[-1].stdout.strip() == "False False"
+
+
+async def test_session_tool_rows_count_one_session_and_one_turn_in_the_singular(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The row said "this session · 1 sessions" (and "· 1 turns")."""
+    from vis_core.events import ActivityEnded
+
+    code = "await list_sessions()\nawait read_session()"
+    script = write_script(tmp_path / "s.yaml", [{"code": code}, {"text": "ok"}])
+    host = await open_host(workspace, script)
+    try:
+        session = await host.new_session()
+        events = await run_turns(session, "look")
+    finally:
+        await host.close()
+    shown = {
+        e.activity.tool: e.activity.presentation.summary
+        for e in events
+        if isinstance(e, ActivityEnded) and e.activity and e.activity.presentation
+    }
+    assert shown["list_sessions"] == "this session · 1 session", shown
+    assert shown["read_session"].endswith(" · 1 turn"), shown

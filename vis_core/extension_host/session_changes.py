@@ -18,6 +18,7 @@ from vis_core.extension_host.gateway import (
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import TurnStatus
 from vis_core.store.session_data import FORK_POINT_STATE, ORIGIN_STATE
+from vis_core.tools.display import plural
 
 if TYPE_CHECKING:
     from vis_core.extension.context import CallContext
@@ -121,7 +122,7 @@ async def fork(handle: Any, turn: int | str | None = None) -> Any:
     async with shown_change(call, "Session.fork", "Forked session") as shown:
         row = await asyncio.wrap_future(fork_stored(host.store, handle.id, turn, what))
         host.store.state_set(ORIGIN_STATE, row.id, call.owner)
-        shown.summary = f"{handle.id[:8]} → {row.id[:8]} · {row.turn_count} turns"
+        shown.summary = f"{handle.id[:8]} → {row.id[:8]} · {plural(row.turn_count, 'turn')}"
     from vis_core.extension_host.sessions_api import Session
 
     return Session(host, row.id, call.owner)

@@ -22,6 +22,7 @@ from vis_core.extension_host.gateway import (
 )
 from vis_core.store.session_data import ORIGIN_STATE, resolve_any, search_rows, session_data
 from vis_core.store.stored_session import SNAPSHOT_FORMAT, snapshot
+from vis_core.tools.display import plural
 
 if TYPE_CHECKING:
     from vis_core.events import Event, TurnEnded
@@ -346,7 +347,7 @@ class Sessions:
 
         async with shown_change(call, "vis.sessions.restore", "Restored session") as shown:
             row, count = await asyncio.to_thread(stored)  # a snapshot may hold many events
-            shown.summary = f"{row.title or 'untitled'} · {row.id[:8]} · {count} events"
+            shown.summary = f"{row.title or 'untitled'} · {row.id[:8]} · {plural(count, 'event')}"
         return Session(host, row.id, call.owner)
 
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from vis_core.model.activity import Activity, ActivityPresentation, RenderPhase, SymbolTag
 from vis_core.store.session_data import resolve_any, search_rows, session_data
 from vis_core.text_limits import one_line
+from vis_core.tools.display import plural
 from vis_core.tools.registry import HostTool
 
 if TYPE_CHECKING:
@@ -22,11 +23,11 @@ def _render(label: str) -> Any:
         if phase == RenderPhase.FAILURE:
             return ActivityPresentation(label, f"{target}: {one_line(str(error), 160)}")
         if phase == RenderPhase.SUCCESS and isinstance(result, list):
-            return ActivityPresentation(label, f"{target} · {len(result)} sessions")
+            return ActivityPresentation(label, f"{target} · {plural(len(result), 'session')}")
         if phase == RenderPhase.SUCCESS and isinstance(result, dict):
             turns = len(result.get("transcript", {}).get("turns", []))
             title = result.get("session", {}).get("title") or "untitled"
-            return ActivityPresentation(label, f"{one_line(title, 60)} · {turns} turns")
+            return ActivityPresentation(label, f"{one_line(title, 60)} · {plural(turns, 'turn')}")
         return ActivityPresentation(label, target)
 
     return render

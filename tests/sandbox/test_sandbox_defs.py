@@ -166,3 +166,26 @@ async def test_errors_are_clear_value_errors(sandbox: Sandbox, call: str, messag
 
 async def test_empty_session(sandbox: Sandbox) -> None:
     assert await _out(sandbox, "print(defs())") == "Helpers: none\nVariables: none\n"
+
+
+async def test_a_helper_is_one_in_the_block_that_defines_it(sandbox: Sandbox) -> None:
+    """defs() in the defining block listed the helper as a variable ("summarize_rows:
+    function") and defs(name) gave that row, not its source, until the next block."""
+    source = (
+        'def summarize_rows(rows, limit=5):\n    """Sum the rows."""\n    return rows[:limit]\n'
+    )
+    before = "print(defs('summarize_rows'))\n"  # not defined yet when this runs
+    text = await _out(
+        sandbox,
+        f"print(defs())\n{source}print(defs())\nprint(defs('summarize_rows'), end='')\n",
+    )
+    assert text == (
+        "Helpers: none\nVariables: none\n"
+        "Helpers:\n  summarize_rows(rows, limit=<int>) — Sum the rows.\nVariables: none\n" + source
+    )
+    assert "Helpers:\n  summarize_rows(" in await _out(sandbox, "print(defs())")
+    redefined = "def summarize_rows(rows):\n    return rows\n"
+    text = await _out(sandbox, f"{redefined}print(defs('summarize_rows'), end='')")
+    assert text == redefined  # the block's own definition, not the earlier one
+    result = await sandbox.run(f"{before}def later():\n    pass\n")
+    assert result.error is None and result.stdout == redefined + "\n"

@@ -398,7 +398,7 @@ class Child:
         else:
             register_source(filename, code)
             defs = top_level_defs(tree, code)
-            before = self.state.before_block(defs)
+            before = self.state.before_block(block_id, defs)
             raised: BaseException | None = None
             try:
                 self.in_user_code = True

@@ -107,6 +107,8 @@ class SessionState:
         self.helpers: dict[str, Helper] = {}
         self.not_saved: dict[str, tuple[str, str, str]] = {}  # name → (type, size, reason)
         self.last_snapshot: dict[str, Any] | None = None
+        # the block running: its id, top-level definitions and what their names held before
+        self._running: tuple[int, list[TopLevelDef], dict[str, int]] | None = None
 
     # -- names the sandbox put there -------------------------------------------------------
     def inject(self, name: str, value: Any) -> None:
@@ -117,21 +119,37 @@ class SessionState:
         return name in self.injected and self.ns.get(name, _MISSING) is self.injected[name]
 
     # -- helpers -----------------------------------------------------------------------------
-    def before_block(self, defs: list[TopLevelDef]) -> dict[str, int]:
-        return {d.name: id(self.ns.get(d.name, _MISSING)) for d in defs}
+    def before_block(self, block: int, defs: list[TopLevelDef]) -> dict[str, int]:
+        before = {d.name: id(self.ns.get(d.name, _MISSING)) for d in defs}
+        self._running = (block, defs, before)
+        return before
 
     def after_block(self, block: int, defs: list[TopLevelDef], before: dict[str, int]) -> None:
+        self._running = None
+        self._record(block, defs, before, again=True)
+
+    def _record(
+        self, block: int, defs: list[TopLevelDef], before: dict[str, int], *, again: bool
+    ) -> None:
+        """Keep the definitions of ``defs`` that ran as helpers; ``again``: the block ended,
+        each is put again (latest definition last), not only the new ones."""
         for d in defs:
             obj = self.ns.get(d.name, _MISSING)
             if obj is _MISSING or id(obj) == before.get(d.name):
-                continue  # the block failed before this definition ran
+                continue  # the block failed (or has not come) before this definition ran
             if not callable(obj):
                 continue  # rebound to data later in the same block (a decorator may wrap it)
+            known = self.helpers.get(d.name)
+            if not again and known is not None and known.obj is obj:
+                continue
             self.helpers.pop(d.name, None)  # re-insert: latest definition last
             self.helpers[d.name] = Helper(d.name, d.source, d.kind, block, "block", obj)
 
     def live_helpers(self) -> dict[str, Helper]:
-        """Helpers whose name still holds the object the definition made; prunes the rest."""
+        """Helpers whose name still holds the object the definition made (those of the block
+        running count once their definition ran); prunes the rest."""
+        if self._running is not None:
+            self._record(*self._running, again=False)
         for name in [n for n, h in self.helpers.items() if self.ns.get(n, _MISSING) is not h.obj]:
             del self.helpers[name]
         return self.helpers

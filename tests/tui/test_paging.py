@@ -105,6 +105,64 @@ async def test_ctrl_home_reaches_the_first_turn_in_one_press(
         await until(pilot, lambda: _positions(transcript) == list(range(51, 71)))
 
 
+def _focused_position(app: VisApp) -> int | None:
+    """The position of the turn holding the focus (None: no turn has it)."""
+    from vis_tui.widgets.turn import TurnView
+
+    focused = app.screen.focused
+    chain = (focused, *focused.ancestors) if focused is not None else ()
+    turn = next((w for w in chain if isinstance(w, TurnView | StoredTurnView)), None)
+    return turn.position if turn is not None else None
+
+
+async def test_tab_after_ctrl_home_brings_the_newest_turn_back_and_focuses_it(
+    workspace: Path,
+) -> None:
+    """README: Tab from the prompt goes to the newest. After Ctrl+Home (the newest turns
+    unmounted below) it focused the last turn mounted, far from the newest (turn 45 of 71 in
+    the tester's session; turn 4 here)."""
+    import os
+
+    from sample_turns import record, turn_events
+
+    from vis_core.events import SessionCreated
+    from vis_core.model.activity import ActivityPresentation, ActivityText
+    from vis_core.store import Store
+
+    with Store(Path(os.environ["VIS_HOME"]) / "vis.db") as store:  # each turn has a row to open
+        row = store.create_session(workspace.resolve(), workspace.resolve(), title="long")
+        store.append(SessionCreated(row.id, title="long", workspace=str(workspace)))
+        for n in range(1, 71):
+            turn_id = f"{row.id}-t{n}"
+            shown = ActivityPresentation(
+                "Read", f"file {n}", content=(ActivityText(f"line of {n}"),)
+            )
+            rows = [record(f"a{n}", shown, session_id=row.id, turn_id=turn_id)]
+            store.append_many(turn_events(row.id, turn_id, f"request {n}", "", rows, position=n))
+    app = vis_app(workspace, resume=row.id)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(app, pilot)
+        transcript = app.main.transcript
+        transcript.max_turns = 30
+        await pilot.press("ctrl+home")
+        await until(pilot, lambda: _positions(transcript)[:1] == [1] and transcript.has_newer)
+        await until(pilot, lambda: not transcript._loading)
+        assert app.screen.focused is app.main.prompt
+        await pilot.press("tab")
+        await until(
+            pilot,
+            lambda: _focused_position(app) is not None,
+            seen=lambda: (app.screen.focused, transcript.stops()[-3:], _positions(transcript)),
+        )
+        await until(pilot, lambda: not transcript._loading and transcript._hidden is None)
+        await pilot.pause()
+        assert _focused_position(app) == 70
+        assert _positions(transcript)[-1] == 70 and not transcript.has_newer
+        focused = app.screen.focused
+        assert focused is not None and focused.region.height > 0  # in view
+        assert transcript.region.contains_region(focused.region)
+
+
 def _watch_draws(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, bool]]:
     """Each stored turn drawn from now on, and whether the loop ran a step before it."""
     drawn: list[tuple[int, bool]] = []

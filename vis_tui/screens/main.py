@@ -49,6 +49,8 @@ from vis_tui.widgets.transcript import Transcript
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from textual.worker import Worker
+
     from vis_core.events import Event, TurnEnded
     from vis_core.frontend import Frontend, PromptToSend, Session, WelcomeFacts
     from vis_core.model.images import PersonImage
@@ -130,18 +132,42 @@ class MainScreen(Screen[None]):
 
     def focus_next(self, selector: Any = "*") -> Widget | None:
         """Tab from the prompt goes to the newest row that opens (the one nearest the
-        prompt), not the oldest far up; from a row, on as Textual's focus chain goes."""
+        prompt), not the oldest far up; from a row, on as Textual's focus chain goes. After
+        paging up (the newest turns unmounted), the newest page comes back first, as with
+        Ctrl+End, and the focus goes to it once it shows."""
         if self.focused is self.prompt and selector == "*":
-            from vis_tui.widgets.stored_turn import StoredTurnView
-
-            stops = self.transcript.stops()
-            if stops:
-                newest = stops[-1]
-                if isinstance(newest, StoredTurnView):
-                    newest.focused_going_back = True  # opens at its last row
-                self.set_focus(newest)
-                return newest
+            showing = self.transcript.show_newest()
+            if showing is not None:
+                self.transcript.anchor()
+                self.run_worker(self._focus_newest_once_shown(showing), group="tab")
+                return None
+            return self._focus_newest()
         return super().focus_next(selector)
+
+    def _focus_newest(self) -> Widget | None:
+        """Focus the newest row that opens, if any (None: none is shown)."""
+        from vis_tui.widgets.stored_turn import StoredTurnView
+
+        stops = self.transcript.stops()
+        if not stops:
+            return super().focus_next("*")
+        newest = stops[-1]
+        if isinstance(newest, StoredTurnView):
+            newest.focused_going_back = True  # opens at its last row
+        self.set_focus(newest)
+        return newest
+
+    async def _focus_newest_once_shown(self, showing: Worker[None]) -> None:
+        """Tab's focus, once the newest page it brought back shows (unless the person
+        moved the focus meanwhile)."""
+        from textual.worker import WorkerCancelled, WorkerFailed
+
+        try:
+            await showing.wait()
+        except (WorkerCancelled, WorkerFailed):
+            return  # the app is closing: nothing to focus
+        if self.focused is self.prompt:
+            self._focus_newest()
 
     def focus_previous(self, selector: Any = "*") -> Widget | None:
         """Shift+Tab onto a stored turn opens it at its last row (the one nearest where the

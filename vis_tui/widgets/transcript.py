@@ -20,6 +20,7 @@ from vis_tui.widgets.steady_scroll import SteadyScroll
 # frame (an empty transcript) does not wait for them.
 if TYPE_CHECKING:
     from textual.widget import AwaitMount
+    from textual.worker import Worker
 
     from vis_tui.block_context import BlockContext
     from vis_tui.history import PageLoader, StoredTurn, TurnPage
@@ -640,14 +641,14 @@ class Transcript(SteadyScroll, can_focus=False):
             self._ready[turn.turn_id] = view
             self._schedule_predraw(PREDRAW_STEP)
 
-    def show_newest(self, starting: str | None = None) -> None:
+    def show_newest(self, starting: str | None = None) -> Worker[None] | None:
         """Back to the newest page after paging far up (Ctrl+End, or a new turn starting):
         read in a thread, mounted where the turns it replaces were (a new turn mounted
         meanwhile stays after it), and shown once its turns are drawn (:meth:`_show_drawn`).
         ``starting``: the new turn's id; the store already has it, and its live view shows
-        it."""
+        it. Returns the worker that shows it (None: the newest page shows already)."""
         if not self._below or self.loader is None:
-            return
+            return None
         mounted = self._mounted_turns()
         children = list(self.children)
         first = children.index(mounted[0]) if mounted else len(children)
@@ -685,7 +686,7 @@ class Transcript(SteadyScroll, can_focus=False):
                 self._loading = False
             self.scroll_end(animate=False, immediate=False)
 
-        self.run_worker(show(), group="newest")
+        return self.run_worker(show(), group="newest")
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)

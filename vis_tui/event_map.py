@@ -180,9 +180,15 @@ def _usage(target: EventTarget, event: UsageReported) -> None:
 
 @handles(FoldCreated)
 def _fold(target: EventTarget, event: FoldCreated) -> None:
-    """A fold is one quiet row with the gist; opening it shows what left the context."""
-    if (view := target.transcript.shown_turn(event.turn_id)) is not None:
-        view.show_fold(FoldInfo.of(event))
+    """A fold is one quiet row with the gist; opening it shows what left the context. One
+    made between turns (``/compact``) goes after them, where the command's note follows."""
+    fold = FoldInfo.of(event)
+    if fold.after_turn:
+        from vis_tui.widgets.fold_row import FoldRow
+
+        target.transcript.add_after_turns(FoldRow(fold))
+    elif (view := target.transcript.shown_turn(event.turn_id)) is not None:
+        view.show_fold(fold)
 
 
 @handles(BackgroundCommandEnded)

@@ -48,10 +48,12 @@ class StoryPart:
 
 @dataclass(frozen=True)
 class AfterNote:
-    """What the person was told after a turn (``/undo``, a slash command), Markdown."""
+    """What the person was told after a turn (``/undo``, a slash command), Markdown; or
+    the row of a fold ``/compact`` made after it (``fold``; ``text`` is its line)."""
 
     text: str
     error: bool = False
+    fold: FoldInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -105,14 +107,15 @@ def _rows(value: Any, attribute: str) -> list[Any]:
 def notes_after_turns(
     store: History, session_id: str, seen: int | None = None
 ) -> dict[str, tuple[AfterNote, ...]]:
-    """The notes of ``/undo`` and of slash commands kept with their events, by the turn that
-    came before each (``seen``: only those of seqs up to it)."""
-    from vis_core.events import CommandNoted, TurnStarted, UserContext
+    """The notes of ``/undo`` and of slash commands kept with their events, and the folds
+    made between turns (``/compact``'s), by the turn that came before each (``seen``: only
+    those of seqs up to it)."""
+    from vis_core.events import CommandNoted, FoldCreated, TurnStarted, UserContext
     from vis_core.model.turn import ContextOrigin
 
     notes: dict[str, list[AfterNote]] = {}
     turn_id = ""  # notes before the first turn have no turn to follow
-    types = [TurnStarted.type, UserContext.type, CommandNoted.type]
+    types = [TurnStarted.type, UserContext.type, CommandNoted.type, FoldCreated.type]
     for row in store.events(session_id, types=types):
         if seen is not None and row.seq > seen:
             break
@@ -123,6 +126,8 @@ def notes_after_turns(
             notes.setdefault(turn_id, []).append(AfterNote(event.note))
         elif isinstance(event, CommandNoted) and event.markdown:
             notes.setdefault(turn_id, []).append(AfterNote(event.markdown, not event.ok))
+        elif isinstance(event, FoldCreated) and (fold := FoldInfo.of(event)).after_turn:
+            notes.setdefault(turn_id, []).append(AfterNote(fold_line(fold), fold=fold))
     return {key: tuple(value) for key, value in notes.items()}
 
 
@@ -228,7 +233,8 @@ def build_story(
             text_part(StoryPart(PartKind.NOTE, f"✎ {value}"))
         elif kind is StoryKind.FOLD:
             fold = FoldInfo.of(value)
-            text_part(StoryPart(PartKind.FOLD, fold_line(fold), fold=fold))
+            if not fold.after_turn:  # one made after the turn is a note after it
+                text_part(StoryPart(PartKind.FOLD, fold_line(fold), fold=fold))
         elif kind is StoryKind.CODE:
             info = BlockInfo.stored(value)
             shown = not folds_into_activity(info, activities)

@@ -70,6 +70,12 @@ class FoldInfo:
         spans = tuple((int(p), int(a), int(b)) for p, a, b in get("spans") or ())
         return cls(str(get("key") or ""), str(get("gist") or ""), spans, str(get("origin") or ""))
 
+    @property
+    def after_turn(self) -> bool:
+        """Made between turns (``/compact`` waits for the turn to end): its row goes after
+        the turn it is kept with, by what the command said, not inside it."""
+        return self.origin == "compact"
+
 
 def said_by_its_fold(record: ActivityRecord) -> bool:
     """Whether ``record`` is a ``fold_session`` call that folded: its fold's row says the same

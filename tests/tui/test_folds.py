@@ -195,3 +195,40 @@ async def test_a_fold_the_model_made_is_one_row_live_and_after_resume(
         assert len(said) == 1 and "▸ ⋯ Folded t1 · the user said hi" in said[0], said
         # a refused fold made no fold: its call's row says why
         assert any("✗ Fold  t9: " in line for line in lines), "\n".join(lines)
+
+
+async def test_the_fold_of_compact_goes_after_the_turn_by_its_note_live_and_after_resume(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """/compact after a cancelled turn: its fold row was drawn inside that turn, between its
+    block and "Cancelled by the user.", as if the turn had made it. It goes after the turn,
+    right above what /compact said, and there again after resume."""
+    from .test_resume_fidelity import _lines
+
+    script = [
+        {"text": "answer one"},
+        {"text": "Waiting.", "code": "import asyncio\nawait asyncio.sleep(30)"},
+        {"text": "The gist of both."},
+    ]
+    app = vis_app(workspace, write_script(tmp_path, script))
+    async with app.run_test(size=(100, 60)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"first", "enter")
+        await until(pilot, lambda: not app.main.turn_running and bool(app.main.transcript.turns))
+        await type_keys(pilot, *"second", "enter")
+        await until(pilot, lambda: "running a block" in str(app.main.progress.render()))
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.main.turn_running)
+        await type_keys(pilot, *"/undo 7", "enter")  # a note between the turn and the fold
+        await until(pilot, lambda: any("Nothing undone" in line for line in _lines(app)))
+        await type_keys(pilot, *"/compact", "enter")
+        await until(pilot, lambda: any("Compacted" in line for line in _lines(app)))
+        live = await settled(pilot, lambda: _lines(app))
+        session_id = app.session.id
+    resumed = await seen_after_resume(workspace, session_id, _lines, size=(100, 60))
+    written = [line.strip() for line in live if line.strip()]
+    end = written.index("Cancelled by the user.")
+    assert written[end + 1].endswith("Nothing undone"), written
+    fold = written.index("▸ ⋯ Folded t1,t2 by /compact · The gist of both.")
+    assert fold > end + 1 and written[fold + 1].endswith("Compacted t1,t2"), written
+    assert resumed == live, "\n".join(live) + "\n=====\n" + "\n".join(resumed)

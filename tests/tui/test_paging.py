@@ -390,9 +390,9 @@ async def test_a_page_mounted_below_keeps_the_view_in_place_as_older_turns_go(
 async def test_compact_after_paging_up_shows_its_fold_once_at_the_newest_turn_in_view(
     workspace: Path, tmp_path: Path
 ) -> None:
-    """/compact folds into the newest turn, unmounted while the person reads the oldest: the
-    newest page comes back with the fold (the store has it), scrolled to as a new turn is,
-    and no turn with an empty request holds it; its key names the turns as one range."""
+    """/compact while the person reads the oldest turns (the newest unmounted): the newest
+    page comes back, scrolled to as a new turn is, and the fold shows once, after it (not in
+    a turn, and not in one with an empty request); its key names the turns as one range."""
     from vis_tui.widgets.fold_row import FoldRow
     from vis_tui.widgets.turn import TurnView
 
@@ -407,12 +407,15 @@ async def test_compact_after_paging_up_shows_its_fold_once_at_the_newest_turn_in
         await pilot.pause()
         assert _positions(transcript) == list(range(51, 71))
         assert not [v for v in transcript.query(TurnView) if not v.request]
+        (fold,) = transcript.query(FoldRow)
+        assert fold.fold.key == "t1-t70" and fold.parent is transcript
+        children = list(transcript.children)
+        assert children.index(fold) > children.index(transcript._mounted_turns()[-1])
         newest = transcript._mounted_turns()[-1]
-        if isinstance(newest, StoredTurnView):
+        if isinstance(newest, StoredTurnView):  # its story does not hold the fold as well
             newest = transcript.open_stored(newest)
             await pilot.pause()
-        (fold,) = newest.query(FoldRow)
-        assert fold.fold.key == "t1-t70"
+        assert not newest.query(FoldRow)
         assert transcript.scroll_y == transcript.max_scroll_y > 0
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from textual.widgets import Markdown
 
-from vis_tui.widgets.answer import AnswerView
+from vis_tui.widgets.after_turn import after_turn_top
 
 
 class SystemMessage(Markdown):
@@ -26,11 +26,4 @@ class AfterTurnNote(SystemMessage):
     one line further down than its neighbour's margin, as the turn's own margin put it live."""
 
     def on_mount(self) -> None:
-        siblings = self.parent.children if self.parent is not None else []
-        index = siblings.index(self)
-        before = siblings[index - 1] if index else None
-        # live, an answer ending the turn had no bottom margin (``AnswerView:last-child``)
-        gap = 0
-        if before is not None and not isinstance(before, AnswerView):
-            gap = before.styles.margin.bottom
-        self.styles.margin = (gap + 1, 0, 0, 0)
+        self.styles.margin = (after_turn_top(self), 0, 0, 0)

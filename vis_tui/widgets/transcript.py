@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from textual.binding import Binding
 from textual.geometry import Size
@@ -35,6 +35,7 @@ PAGE_TURNS = 4  # turns mounted per step while paging: a step costs well under a
 PREDRAW_AFTER_MOUNT = 0.06  # seconds
 PREDRAW_STEP = 0.01  # seconds
 MAX_MOUNTED_TURNS = 45  # the newest page or two, plus older pages read on the way up
+WidgetType = TypeVar("WidgetType", bound=Widget)
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 
 
@@ -236,17 +237,21 @@ class Transcript(SteadyScroll, can_focus=False):
             from vis_tui.widgets.system_message import SystemMessage
 
             message = SystemMessage(text, classes=all_classes)
+        return self.add_after_turns(message, unprompted=unprompted)
+
+    def add_after_turns(self, widget: WidgetType, *, unprompted: bool = False) -> WidgetType:
+        """Mount ``widget`` after the newest turns, as :meth:`add_message` places its text."""
         if unprompted and (self._below or not self._pinned) and self._hidden is None:
-            self.mount(message)
-            return message
+            self.mount(widget)
+            return widget
         self.show_newest()
         if self._hidden is not None:  # shown with the newest page
-            message.display = False
-            self._hidden.append(message)
-        self.mount(message)
+            widget.display = False
+            self._hidden.append(widget)
+        self.mount(widget)
         self.anchor()
         self.scroll_end(animate=False, immediate=False)
-        return message
+        return widget
 
     def _stored_view(self, turn: StoredTurn) -> StoredTurnView | TurnView:
         # a turn and what /undo said after it, or a !command with its output shown: the
@@ -295,9 +300,13 @@ class Transcript(SteadyScroll, can_focus=False):
                     full.show_activity(record)
         full.end(turn.status or TurnStatus.COMPLETED, turn.error)
         if turn.notes_after:
+            from vis_tui.widgets.after_turn import AfterTurnFold
             from vis_tui.widgets.system_message import AfterTurnNote
 
             for note in turn.notes_after:
+                if note.fold is not None:  # made by /compact after the turn
+                    full.add_after(AfterTurnFold(note.fold))
+                    continue
                 classes = "system-message error" if note.error else "system-message"
                 full.add_after(AfterTurnNote(note.text, classes=classes))
         self.turns[turn.turn_id] = full
@@ -376,6 +385,7 @@ class Transcript(SteadyScroll, can_focus=False):
                 [
                     SystemMessage(note.text, classes="system-message" + " error" * note.error)
                     for note in page.notes_before
+                    if note.fold is None  # a fold needs a turn before it: none is made here
                 ]
             )
         if page.turns:

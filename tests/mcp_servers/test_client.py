@@ -332,3 +332,15 @@ def test_mcp_log_writes_a_servers_control_characters_escaped(tmp_path: Path) -> 
         "[srv] info\\x1b[2J app\\x07: done\\x1b[31m red\\x1b]52;c;aGk=\\x07<U+202E>ok\n"
     )
     assert not any(c < " " and c != "\n" for c in line)
+
+
+def test_mcp_log_writes_a_key_vis_knows_as_redacted(tmp_path: Path) -> None:
+    """A server that logs the token Vis sent in its header: ``vis.log`` redacted it,
+    ``mcp.log`` wrote it as it came."""
+    from vis_core.system.redaction import remember_secrets
+
+    remember_secrets(["ghp_header_token_5f0e9a1c"])
+    log = McpLog(tmp_path / "mcp.log")
+    log.write("srv", "info", "auth", "got Authorization: Bearer ghp_header_token_5f0e9a1c")
+    line = (tmp_path / "mcp.log").read_text(encoding="utf-8")
+    assert line.endswith("[srv] info auth: got Authorization: Bearer [REDACTED]\n"), line

@@ -81,3 +81,24 @@ async def test_a_secret_saved_while_vis_runs_is_redacted_at_once(workspace: Path
         assert f"reset {SECRET}" in log_file(host.paths).read_text()
     finally:
         await host.close()
+
+
+async def test_the_log_writes_control_characters_as_text(workspace: Path) -> None:
+    """``cat vis.log`` acted on the terminal: an extension's line, its traceback and a record
+    of Vis's own (quoting a file name, a server's words) were written with ESC, OSC and bidi
+    characters as they came."""
+    import logging
+
+    host = await open_host(workspace)
+    try:
+        write_log(
+            "warn", "title\x1b]0;pwned\x07 red\x1b[31m", source="ext\x1b[2J", detail="a\x1b[1mb"
+        )
+        logging.getLogger("vis_core.test").warning("file %s", "evil\u202etxt.py\x1b[8m")
+        text = log_file(host.paths).read_text(encoding="utf-8")
+    finally:
+        await host.close()
+    assert "[ext\\x1b[2J] title\\x1b]0;pwned\\x07 red\\x1b[31m" in text
+    assert "    a\\x1b[1mb" in text
+    assert "file evil<U+202E>txt.py\\x1b[8m" in text
+    assert not any(c < " " and c not in "\n" for c in text)

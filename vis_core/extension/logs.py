@@ -32,14 +32,16 @@ def write_log(level: str, message: str, *, source: str, detail: str = "") -> Pat
     """Append one line for ``source`` (and an indented ``detail``, e.g. a traceback) to
     today's log file and return the file; saved secrets are written as ``[REDACTED]``."""
     from vis_core.system.redaction import redact_log_text
+    from vis_core.terminal import terminal_text
 
     now = time.time()
     path = log_file(when=now)
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(now)) + f".{int(now % 1 * 1000):03d}"
-    text = redact_log_text(" ".join(str(message).splitlines()) or "(empty)")
-    line = f"{stamp} {level.upper():5} [{source}] {text}\n"
+    # as text a terminal shows as written (``cat vis.log``): no control sequence
+    text = terminal_text(redact_log_text(" ".join(str(message).splitlines()) or "(empty)"))
+    line = f"{stamp} {level.upper():5} [{terminal_text(source)}] {text}\n"
     if detail.strip():
-        rows = redact_log_text(detail).rstrip("\n").splitlines()
+        rows = terminal_text(redact_log_text(detail)).rstrip("\n").splitlines()
         line += "".join(f"    {row}\n" for row in rows)
     with _write_lock:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -7,6 +7,7 @@ import threading
 import time
 from pathlib import Path
 
+from vis_core.system.redaction import redact_log_text
 from vis_core.terminal import terminal_text
 
 MAX_BYTES = 5 * 1024 * 1024
@@ -25,7 +26,7 @@ class McpLog:
     def write(self, server: str, level: str, logger: str | None, message: str) -> None:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime())
         said = " ".join(f"{level} {logger or '-'}: {message}".splitlines())
-        line = f"{stamp} [{server}] {terminal_text(said)}\n"
+        line = f"{stamp} [{server}] {terminal_text(redact_log_text(said))}\n"
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             try:

@@ -10,8 +10,17 @@ from vis_core.extension.logs import log_file
 from vis_core.paths import PRIVATE_FILE_MODE, VisPaths, private_dir
 from vis_core.system import held_logs, redaction
 from vis_core.system.redaction import RedactingFilter, Redactor
+from vis_core.terminal import terminal_text
 
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+class _TextFormatter(logging.Formatter):
+    """Each record as text a terminal shows as written (``cat vis.log``): what a record
+    quotes of a server, a file name or the model's output keeps no control sequence."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return terminal_text(super().format(record))
 
 
 class _DayFileHandler(logging.FileHandler):
@@ -43,7 +52,7 @@ def attach_log_file(paths: VisPaths, redactor: Redactor) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     handler = _DayFileHandler(path, encoding="utf-8", delay=True)
     handler.setLevel(logging.WARNING)
-    handler.setFormatter(logging.Formatter(_FORMAT))
+    handler.setFormatter(_TextFormatter(_FORMAT))
     redaction.log_filter = RedactingFilter(redactor)
     handler.addFilter(redaction.log_filter)
     logging.getLogger().addHandler(handler)

@@ -110,18 +110,32 @@ def output_path(output_dir: Path, label: str) -> Path:
     return output_dir / f"{safe}-{stamp}-{uuid.uuid4().hex[:8]}.txt"
 
 
+def truncation_note(
+    cut: Truncation,
+    keep: Keep,
+    after: str = "",
+    *,
+    total_lines: int | None = None,
+    total_bytes: int | None = None,
+) -> str:
+    """The note that says what of an output ``cut`` shows (its first or last lines, by
+    ``keep``), then ``after`` (where the full output went); ``total_lines`` and
+    ``total_bytes``: the whole output's, when more than ``cut`` saw."""
+    which = "first" if keep is Keep.HEAD else "last"
+    lines = cut.total_lines if total_lines is None else total_lines
+    size = cut.total_bytes if total_bytes is None else total_bytes
+    return (
+        f"[Output truncated: showing the {which} {cut.shown_lines:,} of {lines:,} lines"
+        f" ({format_size(cut.shown_bytes)} of {format_size(size)}).{after}]"
+    )
+
+
 def fit_text(text: str, keep: Keep, save: Callable[[str], Path]) -> str:
     """``text`` bounded for the model; when cut, ``save`` keeps the full text and the note
     names its file (after the text for the head, before it for the tail)."""
     cut = truncate(text, keep)
     if not cut.truncated:
         return text
-    saved = save(text)
-    which = "first" if keep is Keep.HEAD else "last"
-    note = (
-        f"[Output truncated: showing the {which} {cut.shown_lines:,} of {cut.total_lines:,} lines"
-        f" ({format_size(cut.shown_bytes)} of {format_size(cut.total_bytes)})."
-        f" Full output saved to: {saved}]"
-    )
+    note = truncation_note(cut, keep, f" Full output saved to: {save(text)}")
     body = cut.text if cut.text.endswith("\n") or not cut.text else cut.text + "\n"
     return f"{body}\n{note}" if keep is Keep.HEAD else f"{note}\n\n{body}"

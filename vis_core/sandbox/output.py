@@ -66,21 +66,27 @@ class TailBuffer:
             self._size -= len(dropped)
             self._cut += len(dropped)
 
+    def _end(self, chars: int, lines: int | None = None) -> str:
+        """The last ``chars`` characters added, read from the newest parts back (no further
+        than ``lines`` line breaks back, when given)."""
+        found: list[str] = []
+        size = newlines = 0
+        for part in reversed(self._parts):
+            found.append(part)
+            size += len(part)
+            if lines is not None:
+                newlines += part.count("\n")
+            if size >= chars or (lines is not None and newlines > lines):
+                break
+        return "".join(reversed(found))[-chars:]
+
     def since(self, mark: int, most: int) -> str:
         """What was added after the first ``mark`` characters (:attr:`total` then): its last
         ``most`` characters, after a note of the cut when there was more."""
         new = self.total - mark
         if new <= 0:
             return ""
-        want = min(new, most)
-        found: list[str] = []
-        size = 0
-        for part in reversed(self._parts):
-            found.append(part)
-            size += len(part)
-            if size >= want:
-                break
-        text = "".join(reversed(found))[-want:]
+        text = self._end(min(new, most))
         return text if len(text) == new else cut_note(new - len(text)) + text
 
     def tail(self, lines: int, chars: int = 4096) -> str:
@@ -88,21 +94,13 @@ class TailBuffer:
         from at most the last ``chars`` characters: what a running block shows."""
         from vis_core.model.block import drawn_line  # the host's; the child stays light
 
-        found: list[str] = []
-        size = newlines = 0
-        for part in reversed(self._parts):
-            found.append(part)
-            size += len(part)
-            newlines += part.count("\n")
-            if size >= chars or newlines > lines:
-                break
-        text = "".join(reversed(found))[-chars:].rstrip("\n")
+        text = self._end(chars, lines).rstrip("\n")
         shown = [drawn_line(line) for line in text.split("\n")[-lines:]]
         return "\n".join(shown) if text else ""
 
     def text(self) -> str:
         from vis_core.system.truncate import save_full_output
-        from vis_core.text_limits import Keep, format_size, truncate
+        from vis_core.text_limits import Keep, truncate, truncation_note
 
         joined = "".join(self._parts)
         cut = truncate(joined, Keep.TAIL, max_lines=self.max_lines, max_bytes=self.limit)
@@ -110,17 +108,16 @@ class TailBuffer:
             return joined
         total_lines = self._newlines + (0 if self._last in ("", "\n") else 1)
         lost = cut_note(self._cut) if self._cut else ""
-        where = " The full output was not saved.]"
+        where = " The full output was not saved."
         if self.save_dir is not None:
             try:
                 saved = save_full_output(lost + joined, self.save_dir, "python_execution")
             except OSError as exc:
-                where = f" Saving the full output failed: {exc}]"
+                where = f" Saving the full output failed: {exc}"
             else:
                 early = " (its first part was too long to keep)" if self._cut else ""
-                where = f" Full output saved to: {saved}{early}]"
-        note = (
-            f"[Output truncated: showing the last {cut.shown_lines:,} of {total_lines:,} lines"
-            f" ({format_size(cut.shown_bytes)} of {format_size(self._bytes)}).{where}"
+                where = f" Full output saved to: {saved}{early}"
+        note = truncation_note(
+            cut, Keep.TAIL, where, total_lines=total_lines, total_bytes=self._bytes
         )
         return f"{note}\n\n{cut.text}"

@@ -16,7 +16,7 @@ from vis_core.events import (
     TurnEnded,
 )
 from vis_core.model.turn import Incomplete, TurnStatus
-from vis_core.text_limits import Keep, format_size, truncate
+from vis_core.text_limits import Keep, truncate, truncation_note
 
 if TYPE_CHECKING:
     from vis_core.store.store import Store
@@ -114,8 +114,4 @@ def _kept(stdout: str) -> str:
     cut = truncate(stdout, Keep.TAIL)
     if not cut.truncated:
         return stdout
-    note = (
-        f"[Output truncated: showing the last {cut.shown_lines:,} of {cut.total_lines:,} lines "
-        f"({format_size(cut.shown_bytes)} of {format_size(cut.total_bytes)}).]"
-    )
-    return f"{note}\n\n{cut.text}"
+    return f"{truncation_note(cut, Keep.TAIL)}\n\n{cut.text}"

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from vis_core.system.git_dirs import SHAPE, may_be_shaped, open_beneath, shape_in
+from vis_core.system.git_dirs import SHAPE, may_be_shaped, open_beneath, shape_at
 from vis_core.system.jail import vis_folders
 
 MAX_GIT_FOLDERS = 2_000  # folders listed per look: those that changed (or are new) first
@@ -194,10 +194,4 @@ class NestedGits:
     def _bare(self, parts: Parts) -> bool:
         """Whether folder ``parts`` is a bare repository now (its HEAD is read again: a
         rewrite in place leaves the folder's state as it was)."""
-        fd = open_beneath(self.root, parts)
-        if fd is None:
-            return False
-        try:
-            return shape_in(fd).bare
-        finally:
-            os.close(fd)
+        return shape_at(self.root, parts).bare

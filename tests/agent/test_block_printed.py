@@ -8,6 +8,12 @@ from pathlib import Path
 
 import yaml
 
+from vis_core.agent.printed import (
+    PRINTED_EVERY,
+    PRINTED_MOST,
+    PRINTED_SLOW_EVERY,
+    printed_pause,
+)
 from vis_core.events import BlockFinished, BlockPrinted, Event
 from vis_core.host import Host, HostOptions
 
@@ -58,3 +64,16 @@ async def test_a_running_blocks_lines_are_shown_only_once_committed(
         )
     finally:
         await host.close()
+
+
+def test_a_block_printing_without_pause_for_30_minutes_stores_under_4_mb() -> None:
+    """The whole block time limit at the most each look can commit: quick looks while the
+    block is short, slow ones after (before, 16 KB/s: 29 MB a block)."""
+    committed = elapsed = looks = 0.0
+    while elapsed < 30 * 60:
+        elapsed += printed_pause(int(committed))
+        committed += PRINTED_MOST
+        looks += 1
+    assert committed < 4_000_000
+    assert printed_pause(0) == PRINTED_EVERY  # a short block's row still moves every look
+    assert looks > 30 * 60 / PRINTED_SLOW_EVERY  # and a long one's at least every 2 s

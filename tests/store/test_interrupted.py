@@ -6,6 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from vis_core.events import (
+    ActivityEnded,
+    ActivityStarted,
+    ActivityUpdated,
     AssistantDelta,
     AssistantMessage,
     BlockFinished,
@@ -15,6 +18,7 @@ from vis_core.events import (
     TurnEnded,
     TurnStarted,
 )
+from vis_core.model.activity import ActivityRecord, ActivityState, SymbolTag
 from vis_core.model.turn import Incomplete, TurnStatus
 from vis_core.store import Store
 from vis_core.store.interrupted import BLOCK_INTERRUPTED, INTERRUPTED, cut_off_endings
@@ -89,3 +93,49 @@ def test_each_call_not_ended_ends_with_what_it_printed_and_an_ended_turn_is_left
         BLOCK_INTERRUPTED,
     )
     assert (end.turn_id, end.status, end.content) == ("t2", TurnStatus.CANCELLED, "")
+
+
+def _call(sid: str, ident: str, turn_id: str, state: ActivityState) -> ActivityRecord:
+    return ActivityRecord(
+        id=ident,
+        session_id=sid,
+        turn_id=turn_id,
+        iteration_id="c1",
+        tool="shell",
+        tag=SymbolTag.MUTATION,
+        state=state,
+        presentation=None,
+        started_at=100.0,
+    )
+
+
+def test_a_tool_call_that_had_not_ended_ends_cancelled_not_running_forever(
+    tmp_path: Path,
+) -> None:
+    running, done = ActivityState.RUNNING, ActivityState.SUCCEEDED
+    with Store(tmp_path / "vis.db") as store:
+        sid = _session(store, tmp_path)
+        store.append_many(
+            [
+                TurnStarted(sid, turn_id="t1", position=1, request="before"),
+                ActivityStarted(sid, activity=_call(sid, "a0", "t1", running)),
+                TurnEnded(sid, turn_id="t1"),  # a call of an ended turn is not this turn's
+                TurnStarted(sid, turn_id="t2", position=2, request="go"),
+                IterationStarted(sid, turn_id="t2", iteration_id="c1", index=1, code="..."),
+                ActivityStarted(sid, activity=_call(sid, "a1", "t2", running)),
+                ActivityEnded(sid, activity=_call(sid, "a1", "t2", done)),
+                ActivityStarted(sid, activity=_call(sid, "a2", "t2", running)),
+                ActivityUpdated(sid, activity=_call(sid, "a2", "t2", running)),
+            ]
+        )
+        (call, block, end) = cut_off_endings(store, sid)
+        store.append_many([call, block, end])
+        assert cut_off_endings(store, sid) == []
+    assert isinstance(call, ActivityEnded) and call.activity is not None
+    assert isinstance(block, BlockFinished) and isinstance(end, TurnEnded)
+    assert (call.activity.id, call.activity.state, call.activity.error) == (
+        "a2",
+        ActivityState.CANCELLED,
+        BLOCK_INTERRUPTED,
+    )
+    assert call.activity.ended_at is not None and call.activity.ended_at >= 100.0

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from vis_core.events import (
+    ActivityEnded,
+    ActivityStarted,
+    ActivityUpdated,
     AssistantDelta,
     AssistantMessage,
     BlockFinished,
@@ -15,6 +19,7 @@ from vis_core.events import (
     StoredEvent,
     TurnEnded,
 )
+from vis_core.model.activity import ActivityRecord, ActivityState
 from vis_core.model.turn import Incomplete, TurnStatus
 from vis_core.text_limits import Keep, truncate, truncation_note
 
@@ -28,7 +33,16 @@ INTERRUPTED = (
 BLOCK_INTERRUPTED = "interrupted: Vis stopped (it was killed or crashed) while this ran"
 # the events a turn's ending is made from (the others tell only when it last did something)
 _SHOWN = frozenset(
-    ("AssistantDelta", "AssistantMessage", "IterationStarted", "BlockPrinted", "BlockFinished")
+    (
+        "AssistantDelta",
+        "AssistantMessage",
+        "IterationStarted",
+        "BlockPrinted",
+        "BlockFinished",
+        "ActivityStarted",
+        "ActivityUpdated",
+        "ActivityEnded",
+    )
 )
 
 
@@ -48,18 +62,27 @@ def cut_off_endings(store: Store, session_id: str) -> list[Event]:
 
 def interrupted_ending(session_id: str, turn_id: str, logged: Sequence[StoredEvent]) -> list[Event]:
     """The events that end ``turn_id``, cut off while it ran (``logged``: the session's
-    events from its start on; other turns' are passed over): each call that had not ended
-    ends with what it printed, having run until the last event logged, and says it was
-    interrupted; the answer that was streaming is kept as an incomplete answer; and the turn
-    ends cancelled, saying why."""
+    events from its start on; other turns' are passed over): each tool call's Activity that
+    had not ended ends cancelled, and each block that had not ended ends with what it printed,
+    both having run until the last event logged and saying they were interrupted; the answer
+    that was streaming is kept as an incomplete answer; and the turn ends cancelled, saying
+    why."""
     streamed: list[str] = []  # the deltas of the answer streaming when Vis stopped
     started: dict[str, float] = {}  # iteration id -> when it started, calls not ended
     printed: dict[str, list[str]] = {}  # iteration id -> what it printed so far
     iteration = 0  # the request the streaming answer belongs to (as the loop counts them)
+    running: dict[str, ActivityRecord] = {}  # Activity id -> its last record, calls not ended
     for row in logged:
         if row.type not in _SHOWN:
             continue
         event = row.event
+        if isinstance(event, ActivityStarted | ActivityUpdated | ActivityEnded):
+            record = event.activity
+            if record is not None and record.turn_id == turn_id:
+                running[record.id] = record
+                if isinstance(event, ActivityEnded):
+                    del running[record.id]
+            continue
         if getattr(event, "turn_id", None) != turn_id:
             continue
         if isinstance(event, AssistantDelta):
@@ -76,6 +99,18 @@ def interrupted_ending(session_id: str, turn_id: str, logged: Sequence[StoredEve
             started.pop(event.iteration_id, None)
     last = logged[-1].created if logged else 0.0
     ending: list[Event] = [
+        ActivityEnded(
+            session_id,
+            activity=replace(
+                record,
+                state=ActivityState.CANCELLED,
+                ended_at=max(record.started_at, last),
+                error=BLOCK_INTERRUPTED,
+            ),
+        )
+        for record in running.values()
+    ]
+    ending += [
         BlockFinished(
             session_id,
             turn_id=turn_id,

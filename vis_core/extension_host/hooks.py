@@ -117,8 +117,7 @@ class OpHooks:
             try:
                 return await asyncio.wait_for(call, limit)
             except TimeoutError:  # cancelled in the worker, which is killed if it ignores that
-                op = payload.get("op", FS_ACCESS)
-                log.warning("the %s hook of extension %r did not answer in time", op, ext.name)
+                op = payload.get("op", FS_ACCESS)  # logged as a failed hook (see _failed)
                 raise TimeoutError(
                     f"its {op} hook did not answer within {limit:g} s; it was cancelled"
                 ) from None

@@ -84,6 +84,8 @@ class DirectPeer(Protocol):
         """A block is about to be sent (what may be called directly is brought up to date)."""
 
 
+log = logging.getLogger(__name__)
+
 INTERRUPT_GRACE = 1.0
 START_TIMEOUT = 60.0
 _DRAIN_ABOVE = 1 << 20
@@ -772,7 +774,7 @@ class Sandbox:
             raise
         except Exception:  # the result still goes; the next block gets the tools
             self._sent_tools = None
-            logging.getLogger(__name__).exception("sending the changed tools to the sandbox")
+            log.exception("sending the changed tools to the sandbox")
         finally:
             self._updating = None
 

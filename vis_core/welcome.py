@@ -19,7 +19,7 @@ from vis_core.system import jail_check
 from vis_core.system.jail import jail_refusal, vis_folders
 from vis_core.system.jail_paths import ReadPaths, hidden_path_entries, home_relative, read_paths
 
-LOGIN_HINT = "  4. In the app: /login chooses a provider, saves its key and picks a model.\n"
+LOGIN_HINT = "  4. In the app: /login chooses a provider, saves its key and picks\n     a model.\n"
 KEY_PREFIX = "env:"  # a provider key saved by /login, by its environment variable's name
 
 

@@ -231,3 +231,18 @@ def test_building_a_provider_imports_no_sdk(tmp_path: Path) -> None:
         [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_no_model_help_fits_80_columns_with_each_command_on_its_own_line(
+    env: dict[str, str],
+) -> None:
+    """The first screen of a newcomer with no key: a wrapped line put ``vis --model`` at the
+    end of one line and its model at the start of the next, in the app's 76 columns."""
+    from vis_core.welcome import LOGIN_HINT
+
+    lines = (no_model_help(env) + LOGIN_HINT).splitlines()
+    config_file = str(VisPaths.from_env(env).config_file)
+    assert all(len(line) <= 72 for line in lines if config_file not in line)
+    for command in ("vis --model anthropic/", "export VIS_MODEL=", "export ANTHROPIC_API_KEY="):
+        (line,) = [line for line in lines if command in line]
+        assert line.lstrip().startswith(command)

@@ -53,17 +53,22 @@ DEFAULT_KEY_ENV: dict[str, str] = {
     ProviderKind.OPENAI: OPENAI_KEY_ENV,
 }
 
+# each line fits an 80-column terminal (the app's message area is 76 wide), and each command
+# stands on a line of its own, to be copied whole
 NO_MODEL_HELP = (
     NO_MODEL
     + """ Pick one of:
-  1. Set an API key and Vis uses that provider's default model:
-       export ANTHROPIC_API_KEY=...      (default model anthropic/{anthropic_default})
-       export OPENAI_API_KEY=...         (default model openai/{openai_default})
-  2. Choose the model for one run:  vis --model anthropic/claude-sonnet-4-6
-     or for every run in this shell:  export VIS_MODEL=openai/gpt-5
+  1. Set an API key; Vis uses that provider's default model:
+       export ANTHROPIC_API_KEY=...    (anthropic/{anthropic_default})
+       export OPENAI_API_KEY=...       (openai/{openai_default})
+  2. Choose the model for one run:
+       vis --model anthropic/claude-sonnet-4-6
+     or for every run in this shell:
+       export VIS_MODEL=openai/gpt-5
   3. Save it in {config_file}:
        model = "anthropic/claude-sonnet-4-6"
-     A local OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM Studio) also works:
+     A local OpenAI-compatible server (Ollama, llama.cpp, vLLM,
+     LM Studio) also works:
        model = "ollama/qwen3"
        [providers.ollama]
        kind = "openai"

@@ -55,7 +55,8 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("Ctrl+Home / Ctrl+End", "jump to the start / end (Ctrl+End follows again)"),
     KeyHelp("Enter", "next field; in the last field, submit the form", "forms"),
     KeyHelp("Ctrl+S", "submit the form", "forms"),
-    KeyHelp("Esc, q", "close this screen or the sessions picker", "help, sessions"),
+    KeyHelp("Esc, q, F1", "close this screen", "help"),
+    KeyHelp("Esc", "close the sessions picker (letters go to its search)", "sessions"),
     KeyHelp("a / s / d", "approve, sync or discard the draft (discard: twice)", "/draft"),
 )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from textual.binding import Binding
@@ -46,11 +47,19 @@ class HelpScreen(ModalScreen[None]):
         await table.mount_all(
             cell
             for info, owner in zip(infos, owned, strict=True)
-            for cell in _row(info.usage, Content.assemble(info.doc, (owner, "$text-muted")))
+            for cell in _row(
+                _spaced(info.usage), Content.assemble(info.doc, (owner, "$text-muted"))
+            )
         )
 
     async def action_dismiss(self, result: Any = None) -> None:
         self.dismiss(None)
+
+
+def _spaced(usage: str) -> str:
+    """``usage`` with a space each side of its ``|``: a narrow column wraps between the
+    choices (``login|logout`` broke as ``lo`` / ``gin`` at 80 columns)."""
+    return re.sub(r"\s*\|\s*", " | ", usage)
 
 
 def _row(name: str, what: Content) -> tuple[Static, Static]:

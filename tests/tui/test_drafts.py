@@ -280,7 +280,7 @@ async def test_slash_draft_offers_approve_sync_and_discard_as_buttons(
 
         await pilot.press("d")  # discard asks again first
         assert app.screen is screen
-        assert str(screen.query_one("#discard", Button).label) == "Discard: press again"
+        assert str(screen.query_one("#discard", Button).label) == "Discard? d again"
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, DraftScreen))
         assert app.main.status_bar.draft == "btn"
@@ -399,3 +399,26 @@ async def test_the_approval_form_shows_each_file_on_its_line_with_git_s_counts(
     assert not any(line.startswith("1 file") for line in lines)
     assert "curl" not in said  # the diff's text is not the summary
     assert "decide how Vis or other agents run" in said and ".claude/commands/ship.md" in said
+
+
+async def test_the_draft_screens_buttons_show_whole_at_80_columns(
+    workspace: Path, tmp_path: Path, jail_off: None
+) -> None:
+    """At 80x24 "Close (Esc)" lost its ")" and the second discard's label lost "again", the
+    word that says what the next key does (found by the newcomer tester)."""
+    repo = _repo(workspace)
+    edit = 'await draft_create("narrow")\nopen("a.txt", "w").write("two\\n")'
+    script = write_script(tmp_path, [{"code": edit}, {"text": "Drafted."}])
+    app = vis_app(repo, script)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"draft it", "enter")
+        await until(pilot, lambda: app.main.status_bar.draft == "narrow")
+        await type_keys(pilot, *"/draft", "enter")
+        screen = await on_top(pilot, DraftScreen)
+        await pilot.press("d")
+        await pilot.pause()
+        box = screen.query_one("#draft-actions").content_region
+        for button in screen.query(Button):
+            assert box.contains_region(button.region), str(button.label)
+            assert button.content_size.width >= len(str(button.label)), str(button.label)

@@ -42,7 +42,8 @@ class DraftScreen(ModalScreen[str | None]):
     #draft-summary { margin-bottom: 1; color: $text-muted; }
     #draft-diff { height: 1fr; border: round $panel; }
     #draft-actions { height: auto; margin-top: 1; }
-    #draft-actions Button { margin-right: 2; }
+    /* as wide as their labels: at 80 columns all four fit, "Close (Esc)" was cut */
+    #draft-actions Button { margin-right: 1; min-width: 0; width: auto; }
     """
     BINDINGS = [
         Binding("a", "choose('approve')", "Approve"),
@@ -79,7 +80,8 @@ class DraftScreen(ModalScreen[str | None]):
         if action == "discard" and not self._discard_asked:
             self._discard_asked = True  # the draft's work would be gone: asked twice
             button = self.query_one("#discard", Button)
-            button.label = "Discard: press again"
+            button.label = "Discard? d again"  # short: the whole of it shows at 80 columns
+            button.refresh(layout=True)  # a label is no layout change to Textual: its width
             button.focus()
             return
         self.dismiss(action if action in self.view.actions else None)

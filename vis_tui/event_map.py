@@ -193,8 +193,15 @@ def _fold(target: EventTarget, event: FoldCreated) -> None:
 
 @handles(BackgroundCommandEnded)
 def _background(target: EventTarget, event: BackgroundCommandEnded) -> None:
-    """A command left running has ended: one quiet line (the model reads its output tail)."""
-    if (view := target.transcript.shown_turn(event.turn_id)) is not None:
+    """A command left running has ended: one quiet line (the model reads its output tail),
+    in the turn whose request told the model; told between turns (no turn), after the
+    turns, where the person looks, as Vis's own note (a person reading earlier turns stays
+    there)."""
+    if not event.turn_id:
+        from vis_tui.widgets.after_turn import BackgroundNote
+
+        target.transcript.add_after_turns(BackgroundNote(background_line(event)), unprompted=True)
+    elif (view := target.transcript.shown_turn(event.turn_id)) is not None:
         view.show_note(background_line(event))
 
 

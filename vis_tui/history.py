@@ -49,11 +49,13 @@ class StoryPart:
 @dataclass(frozen=True)
 class AfterNote:
     """What the person was told after a turn (``/undo``, a slash command), Markdown; or
-    the row of a fold ``/compact`` made after it (``fold``; ``text`` is its line)."""
+    the row of a fold ``/compact`` made after it (``fold``; ``text`` is its line); or the
+    quiet line of a command left running that ended after it (``background``)."""
 
     text: str
     error: bool = False
     fold: FoldInfo | None = None
+    background: bool = False
 
 
 @dataclass(frozen=True)
@@ -107,15 +109,27 @@ def _rows(value: Any, attribute: str) -> list[Any]:
 def notes_after_turns(
     store: History, session_id: str, seen: int | None = None
 ) -> dict[str, tuple[AfterNote, ...]]:
-    """The notes of ``/undo`` and of slash commands kept with their events, and the folds
-    made between turns (``/compact``'s), by the turn that came before each (``seen``: only
-    those of seqs up to it)."""
-    from vis_core.events import CommandNoted, FoldCreated, TurnStarted, UserContext
+    """The notes of ``/undo`` and of slash commands kept with their events, the folds made
+    between turns (``/compact``'s) and the ends of commands told between turns, by the turn
+    that came before each (``seen``: only those of seqs up to it)."""
+    from vis_core.events import (
+        BackgroundCommandEnded,
+        CommandNoted,
+        FoldCreated,
+        TurnStarted,
+        UserContext,
+    )
     from vis_core.model.turn import ContextOrigin
 
     notes: dict[str, list[AfterNote]] = {}
     turn_id = ""  # notes before the first turn have no turn to follow
-    types = [TurnStarted.type, UserContext.type, CommandNoted.type, FoldCreated.type]
+    types = [
+        TurnStarted.type,
+        UserContext.type,
+        CommandNoted.type,
+        FoldCreated.type,
+        BackgroundCommandEnded.type,
+    ]
     for row in store.events(session_id, types=types):
         if seen is not None and row.seq > seen:
             break
@@ -128,6 +142,9 @@ def notes_after_turns(
             notes.setdefault(turn_id, []).append(AfterNote(event.markdown, not event.ok))
         elif isinstance(event, FoldCreated) and (fold := FoldInfo.of(event)).after_turn:
             notes.setdefault(turn_id, []).append(AfterNote(fold_line(fold), fold=fold))
+        elif isinstance(event, BackgroundCommandEnded) and not event.turn_id:
+            line = AfterNote(background_line(event), background=True)
+            notes.setdefault(turn_id, []).append(line)
     return {key: tuple(value) for key, value in notes.items()}
 
 

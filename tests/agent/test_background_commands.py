@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 
 from vis_core.events import BackgroundCommandEnded, BlockFinished, TurnEnded
@@ -147,3 +148,67 @@ async def test_what_a_command_left_running_writes_after_the_last_block_undo_take
     assert getattr(blocks[1], "files", None) == ()  # the block itself changed nothing
     assert sorted(report.removed) == ["go", "late.txt", "written"], report
     assert (workspace / "first.txt").read_text() == "one"
+
+
+BETWEEN = """
+bg = await shell("while [ ! -e go ]; do sleep 0.01; done; echo built; exit 4")
+server = await shell("sleep 600")  # still running when the session closes
+"""
+
+
+async def test_a_command_that_ends_between_turns_is_reported_at_once_for_the_next_request(
+    workspace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A command left running that ended after its turn was reported only by the next
+    turn's request, as part of that turn (and in `vis run`, never). It is reported when it
+    ends, outside any turn (`turn_id` empty), after the turn's end; `vis run` prints it
+    after the turn; the next request carries it before the person's words, also rebuilt
+    after a reopen. The command Vis stops as the session closes is not reported."""
+    import asyncio
+    import os
+
+    from vis_core.printmode import PrintRenderer
+    from vis_core.store import Store
+
+    script = tmp_path / "script.yaml"
+    responses = [{"code": BETWEEN}, {"text": "Started."}, {"text": "Again."}]
+    script.write_text(yaml.safe_dump(responses), encoding="utf-8")
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    events: list = []
+    reported = asyncio.Event()
+
+    def watch(event: object) -> None:
+        events.append(event)
+        if isinstance(event, BackgroundCommandEnded):
+            reported.set()
+
+    try:
+        session = await host.new_session()
+        session.subscribe(watch)
+        session.subscribe(PrintRenderer(as_json=False, summarize_steps=False))
+        first = await session.submit("build in the background")
+        (workspace / "go").touch()
+        await asyncio.wait_for(reported.wait(), 30)
+        printed = capsys.readouterr().out.splitlines()
+        second = await session.submit("again")
+        requests = session.model.provider.requests  # type: ignore[union-attr]
+        reopened = await host.open_session(session.id)
+        rebuilt = await reopened.next_request()
+    finally:
+        await host.close()
+
+    assert first.status is TurnStatus.COMPLETED and second.status is TurnStatus.COMPLETED
+    (report,) = [e for e in events if isinstance(e, BackgroundCommandEnded)]
+    assert report.turn_id == "" and report.state == "exit 4" and report.output == "built"
+    kinds = [type(e).__name__ for e in events if isinstance(e, TurnEnded | BackgroundCommandEnded)]
+    assert kinds == ["TurnEnded", "BackgroundCommandEnded", "TurnEnded"]
+    assert printed[-1] == f"⋯ background command {report.handle_id} ended: exit 4 · " + (
+        report.command
+    )
+    assert printed.index("Started.") < len(printed) - 1
+    told = f"{report.text()}\n\nagain"
+    assert requests[2].messages[-1].text == told
+    assert [m.text for m in rebuilt.messages].count(told) == 1
+    with Store(Path(os.environ["VIS_HOME"]) / "vis.db") as store:
+        stored = store.events(session.id, types=[BackgroundCommandEnded.type])
+    assert [row.event.handle_id for row in stored] == [report.handle_id]

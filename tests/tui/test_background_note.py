@@ -67,3 +67,87 @@ async def test_the_status_bar_counts_commands_left_running_until_they_end(
         (workspace / "go").touch()  # the command ends between turns: its row's redraw says so
         await until(pilot, lambda: bar.background == 0)
         assert "background" not in str(bar.render())
+
+
+async def test_a_command_that_ends_between_turns_is_noted_after_the_turn_live_and_after_resume(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A command left running that ends after its turn: its line was drawn only once the
+    next turn sent its request, under it, as if it had ended in that turn (and never, if no
+    turn followed). It shows when it ends, after the turn, where a command's note goes; the
+    next request carries it before the person's words; a resume shows it there again."""
+    from .support import seen_after_resume, settled
+
+    script = [{"code": START}, {"text": "Started."}, {"text": "Second answer."}]
+    app = vis_app(workspace, write_script(tmp_path, script))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"build", "enter")
+        await until(pilot, lambda: not app.main.turn_running and bool(app.main.transcript.turns))
+        (workspace / "go").touch()
+        await until(pilot, lambda: any("Background command" in line for line in _lines(app)))
+        written = [line for line in _lines(app) if line]
+        assert written.index("Started.") < _noted(written)
+        await type_keys(pilot, *"again", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Second answer.")
+        await until(pilot, lambda: not app.main.turn_running)
+        live = await settled(pilot, lambda: _lines(app))
+        requests = app.session.model.provider.requests  # type: ignore[union-attr]
+        session_id = app.session.id
+    written = [line for line in live if line]
+    assert written.index("Started.") < _noted(written) < written.index("› again"), written
+    asked = requests[2].messages[-1].text
+    assert asked.startswith("[Vis: the background command sh-") and asked.endswith("\n\nagain")
+    resumed = await seen_after_resume(workspace, session_id, _lines, size=(120, 40))
+    assert _turns(resumed) == _turns(live), "\n".join(live) + "\n=====\n" + "\n".join(resumed)
+
+
+async def test_a_command_that_ends_in_a_later_turn_after_its_request_is_noted_after_that_turn(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A command left running by the first turn ends while the second waits on the model,
+    after that turn's last request: no request tells it, so its line showed nowhere until a
+    third turn's request. It shows as the second turn ends, after it (not in the first turn,
+    whose row says how it ended), live and after resume."""
+    from .support import seen_after_resume, settled
+
+    script = [
+        {"code": START},
+        {"text": "Started."},
+        {"text": "Never said.", "delay_ms": 60_000},  # the person stops it
+    ]
+    app = vis_app(workspace, write_script(tmp_path, script))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"build", "enter")
+        await until(pilot, lambda: not app.main.turn_running and bool(app.main.transcript.turns))
+        await type_keys(pilot, *"wait", "enter")
+        requests = app.session.model.provider.requests  # type: ignore[union-attr]
+        await until(pilot, lambda: len(requests) == 3)  # the second turn's request went out
+        (workspace / "go").touch()
+        await until(pilot, lambda: app.main.status_bar.background == 0)  # its row is redrawn
+        await pilot.press("escape")
+        await until(pilot, lambda: any("Background command" in line for line in _lines(app)))
+        live = await settled(pilot, lambda: _lines(app))
+        session_id = app.session.id
+    written = [line for line in live if line]
+    assert written.index("› wait") < written.index("Cancelled by the user.") < _noted(written)
+    resumed = await seen_after_resume(workspace, session_id, _lines, size=(120, 40))
+    assert _turns(resumed) == _turns(live), "\n".join(live) + "\n=====\n" + "\n".join(resumed)
+
+
+def _noted(lines: list[str]) -> int:
+    """Where the one background command's line is among ``lines``."""
+    (index,) = [i for i, line in enumerate(lines) if line.startswith("⋯ Background command")]
+    return index
+
+
+def _turns(lines: list[str]) -> list[str]:
+    """The transcript's turns and what followed them: the lines above the prompt (or above
+    the no-model note a resumed app shows without a script), without the blank ones at the
+    end."""
+    end = next(i for i, line in enumerate(lines) if line.startswith(("▌", "▊")))
+    shown = lines[:end]
+    while shown and not shown[-1]:
+        shown.pop()
+    return shown

@@ -153,7 +153,7 @@ class ConversationBuilder:
         # the fold set before the latest added fold, kept while that fold may be taken back
         # (a fold's receipt measures the request with it, then without it)
         self._before: tuple[FoldSet, FoldOwners, list[int | None]] | None = None
-        self._context: list[str] = []  # what the person added before the next request
+        self._context: list[str] = []  # what came before the next request (the person's, Vis's)
         self._unanswered: dict[str, None] = {}  # tool call ids without a result, in call order
         self._person_images: dict[int, list[str]] = {}  # request message index -> attachment ids
         self._loaded: dict[str, ImagePart | None] = {}  # attachment id -> the image, once read
@@ -213,7 +213,12 @@ class ConversationBuilder:
         return self._loaded[attachment_id]
 
     def _on_BackgroundCommandEnded(self, event: BackgroundCommandEnded) -> None:
-        self._note(event.text(), event.turn_id)
+        """A turn's next request carries it; one told between turns (no turn) goes with the
+        next turn's request, before the person's words, as it happened before them."""
+        if event.turn_id:
+            self._note(event.text(), event.turn_id)
+        else:
+            self._context.append(event.text())
 
     def _on_ContextNote(self, event: ContextNote) -> None:
         self._note(event.text, event.turn_id)

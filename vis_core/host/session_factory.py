@@ -27,6 +27,7 @@ from vis_core.events import (
     Event,
     Notification,
     TurnEnded,
+    TurnStarted,
 )
 from vis_core.extension.metadata import build_metadata
 from vis_core.extension_host.prompts import active_among, extension_prompts
@@ -99,7 +100,7 @@ class SessionFactory:
         """
         from vis_core.context.service import SessionContext
         from vis_core.sandbox import Sandbox
-        from vis_core.tools.background import background_reports, redraw_on_exit
+        from vis_core.tools.background import background_reports, follow_exits
 
         bus = EventBus(self.store)
         position = CallPosition()
@@ -248,8 +249,8 @@ class SessionFactory:
         follow_drafts(drafts, kit, tool_context, invoker, sandbox, checkpoints, session)
         bus.subscribe(leave_running(tool_context.shells, watches), kinds=(BlockFinished,))
         bus.subscribe(end_strays(sandbox), kinds=(TurnEnded,))
-        redraw = redraw_on_exit(tool_context.shells, session_id, bus.emit, bus.flush)
-        bus.subscribe(redraw, early=True, kinds=ACTIVITY_KINDS)
+        exits = follow_exits(tool_context.shells, session_id, bus.emit, watches, bus.flush)
+        bus.subscribe(exits, early=True, kinds=(*ACTIVITY_KINDS, TurnStarted, TurnEnded))
         bus.subscribe(
             control_file_watch(session_id, self.workspace, bus, watches),
             kinds=(ActivityEnded, BlockFinished, TurnEnded),

@@ -139,6 +139,7 @@ class ShellHandle(HostHandle):
         self.seen = False
         self.started_at = time.monotonic()
         self.ended_at: float | None = None  # when an exit was seen (wait, or the settle)
+        self.exit_read = False  # its exit and its output were read (on_exit is told next)
         self._drains = [
             asyncio.ensure_future(self._drain(stdout, self.stdout)),
             asyncio.ensure_future(self._drain(stderr, self.stderr)),
@@ -183,6 +184,7 @@ class ShellHandle(HostHandle):
         if self.ended_at is None:
             self.ended_at = time.monotonic()
         await asyncio.wait(self._drains, timeout=0.5)  # a grandchild may hold the pipes
+        self.exit_read = True
         if self.on_exit is not None:
             try:
                 await self.on_exit(self)
@@ -376,6 +378,7 @@ class ShellManager:
         self.refusal = refusal
         # told when a command exits (the session redraws its row); set by who owns the session
         self.on_exit: Callable[[ShellHandle], Awaitable[None]] | None = None
+        self.closing = False  # the session ends: its commands are being stopped
         # the folder of the session's network proxy (started on demand): a jailed command's
         # only network; without it a jailed command has none
         self.network: Callable[[], Awaitable[Path]] | None = None
@@ -474,8 +477,15 @@ class ShellManager:
             await handle._settle()
         return ended
 
+    def exited_unseen(self) -> list[ShellHandle]:
+        """Commands left running whose exit and output were read, and whose end the model
+        has not read yet (the caller marks the one it reports ``seen``)."""
+        return [h for h in self.handles.values() if h.left_running and h.exit_read and not h.seen]
+
     async def close_all(self) -> None:
-        """Stop every command, and wait until each one's exit was told (its row redrawn)."""
+        """Stop every command, and wait until each one's exit was told (its row redrawn);
+        ``closing`` from now on: no end of a command is reported to the model any more."""
+        self.closing = True
         handles = list(self.handles.values())
         await asyncio.gather(*(h.stop() for h in handles), return_exceptions=True)
         await asyncio.gather(*(h.exit_told() for h in handles), return_exceptions=True)

@@ -3,8 +3,10 @@ and its row is drawn again when it exits."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
+from typing import Any
 
 from vis_core.events import (
     ActivityEnded,
@@ -12,10 +14,37 @@ from vis_core.events import (
     ActivityUpdated,
     BackgroundCommandEnded,
     Event,
+    TurnEnded,
+    TurnStarted,
 )
 from vis_core.model.activity import ActivityRecord, ActivityState
+from vis_core.system.loops import keep
 from vis_core.system.shell import ShellHandle, ShellManager, ShellStatus
 from vis_core.system.shell_view import shell_presentation
+
+
+def report_of(handle: ShellHandle, session_id: str, turn_id: str) -> BackgroundCommandEnded:
+    """How ``handle``'s command ended, for the model and the transcript (``turn_id`` empty:
+    told between turns)."""
+    state = ShellStatus(
+        handle.command,
+        False,
+        handle.exit_code,
+        "",
+        handle.timed_out,
+        handle.stopped,
+        handle.over_memory,
+    ).state
+    return BackgroundCommandEnded(
+        session_id,
+        turn_id=turn_id,
+        handle_id=handle.id,
+        command=handle.command,
+        exit_code=handle.exit_code,
+        state=state,
+        output=handle.tail(),
+        runtime=handle.runtime,
+    )
 
 
 async def background_reports(
@@ -23,50 +52,58 @@ async def background_reports(
 ) -> list[BackgroundCommandEnded]:
     """One event per command left running at the end of a block that has ended since, and
     whose end the model has not read through ``wait()`` or ``stop()`` (each reported once)."""
-    reports = []
-    for handle in await shells.ended_in_background():
-        state = ShellStatus(
-            handle.command,
-            False,
-            handle.exit_code,
-            "",
-            handle.timed_out,
-            handle.stopped,
-            handle.over_memory,
-        ).state
-        reports.append(
-            BackgroundCommandEnded(
-                session_id,
-                turn_id=turn_id,
-                handle_id=handle.id,
-                command=handle.command,
-                exit_code=handle.exit_code,
-                state=state,
-                output=handle.tail(),
-                runtime=handle.runtime,
-            )
-        )
-    return reports
+    return [report_of(h, session_id, turn_id) for h in await shells.ended_in_background()]
 
 
-def redraw_on_exit(
+def follow_exits(
     shells: ShellManager,
     session_id: str,
     emit: Callable[[Event], Awaitable[None]],
+    tasks: set[asyncio.Task[Any]],
     flush: Callable[[], None] = lambda: None,
 ) -> Callable[[Event], None]:
-    """A session watcher that keeps the newest Activity of each command's handle; when a
-    command exits after that Activity was drawn "running (pid …)", the Activity is drawn
-    again with how it ended and its real duration (live, and in the store for a resume)."""
+    """A session watcher (``early``: it knows whether a turn runs as the turn's events are
+    emitted) for the commands the session's blocks left running.
+
+    When a command exits after the newest Activity of its handle was drawn "running (pid
+    …)", that Activity is drawn again with how it ended and its real duration (live, and in
+    the store for a resume). While a turn runs, the turn's next request reports the end; an
+    end no request will carry (between turns, or after a turn's last request) is reported at
+    once when no turn runs, without a turn (``turn_id`` empty): the person sees it after the
+    turns, and the model reads it with the next turn's request. ``tasks``: the session's,
+    which keep the reports made as a turn ends until they are told.
+    """
     newest: dict[str, ActivityRecord] = {}
+    turn_running = False
 
     def watch(event: Event) -> None:
-        if isinstance(event, ActivityStarted | ActivityUpdated | ActivityEnded):
+        nonlocal turn_running
+        if isinstance(event, TurnStarted):
+            turn_running = True
+        elif isinstance(event, TurnEnded):
+            turn_running = False
+            keep(tasks, asyncio.ensure_future(report_between_turns()))
+        elif isinstance(event, ActivityStarted | ActivityUpdated | ActivityEnded):
             record = event.activity
             if record is not None and record.handle_id in shells.handles:
                 newest[record.handle_id] = record
 
+    async def report_between_turns() -> None:
+        """Each end not reported yet, one at a time; each one is emitted right after the look
+        that no turn runs (nothing happens in between), so a turn that starts meanwhile
+        carries the others itself. None once the session closes: it stopped them."""
+        while not turn_running and not shells.closing:
+            handle = next(iter(shells.exited_unseen()), None)
+            if handle is None:
+                return
+            handle.seen = True
+            await emit(report_of(handle, session_id, ""))
+
     async def exited(handle: ShellHandle) -> None:
+        await redraw(handle)
+        await report_between_turns()
+
+    async def redraw(handle: ShellHandle) -> None:
         record = newest.get(handle.id)
         presentation = record.presentation if record is not None else None
         running = f"running (pid {handle.pid})"

@@ -1,9 +1,12 @@
-"""What was shown right after a turn (a command's note, the fold of ``/compact``), shown
-again inside the resumed turn after its footer, spaced as it was live."""
+"""What was shown right after a turn (a command's note, the fold of ``/compact``, the end of
+a command left running), shown again inside the resumed turn after its footer, spaced as it
+was live."""
 
 from __future__ import annotations
 
+from textual.content import Content
 from textual.widget import Widget
+from textual.widgets import Static
 
 from vis_tui.widgets.answer import AnswerView
 from vis_tui.widgets.fold_row import FoldRow
@@ -27,6 +30,25 @@ def after_turn_top(widget: Widget) -> int:
 
 class AfterTurnFold(FoldRow):
     """A fold made after a turn (``/compact``), shown again inside the resumed turn."""
+
+    def on_mount(self) -> None:
+        self.styles.margin = (after_turn_top(self), 0, 0, 0)
+
+
+class BackgroundNote(Static):
+    """A command left running ended between turns: its one quiet line, after the turns (as
+    a command's note is, with a blank line under it), not inside the turn that started it."""
+
+    DEFAULT_CSS = """
+    BackgroundNote { color: $text-muted; padding-left: 2; margin-bottom: 1; }
+    """
+
+    def __init__(self, line: str) -> None:
+        super().__init__(Content(line))  # the command's text, never markup
+
+
+class AfterTurnBackgroundNote(BackgroundNote):
+    """That line shown again inside the resumed turn that came before it."""
 
     def on_mount(self) -> None:
         self.styles.margin = (after_turn_top(self), 0, 0, 0)

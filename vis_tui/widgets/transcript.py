@@ -300,12 +300,15 @@ class Transcript(SteadyScroll, can_focus=False):
                     full.show_activity(record)
         full.end(turn.status or TurnStatus.COMPLETED, turn.error)
         if turn.notes_after:
-            from vis_tui.widgets.after_turn import AfterTurnFold
+            from vis_tui.widgets.after_turn import AfterTurnBackgroundNote, AfterTurnFold
             from vis_tui.widgets.system_message import AfterTurnNote
 
             for note in turn.notes_after:
                 if note.fold is not None:  # made by /compact after the turn
                     full.add_after(AfterTurnFold(note.fold))
+                    continue
+                if note.background:  # a command left running ended after the turn
+                    full.add_after(AfterTurnBackgroundNote(note.text))
                     continue
                 classes = "system-message error" if note.error else "system-message"
                 full.add_after(AfterTurnNote(note.text, classes=classes))
@@ -385,7 +388,8 @@ class Transcript(SteadyScroll, can_focus=False):
                 [
                     SystemMessage(note.text, classes="system-message" + " error" * note.error)
                     for note in page.notes_before
-                    if note.fold is None  # a fold needs a turn before it: none is made here
+                    # a fold and a command's end need a turn before them: none is made here
+                    if note.fold is None and not note.background
                 ]
             )
         if page.turns:

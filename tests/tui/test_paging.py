@@ -447,3 +447,36 @@ async def test_a_note_vis_makes_on_its_own_leaves_a_person_reading_old_turns_whe
         assert transcript.scroll_y == scroll_y
         await _back_to_the_newest(pilot, transcript)
         assert len(notes()) == 1
+
+
+async def test_a_command_ending_between_turns_leaves_a_person_reading_old_turns_where_they_are(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A command the newest turn left running ends while the person reads the oldest turns:
+    its line waits at the end, after that turn (the view stays), and shows there once they
+    come back."""
+    from vis_tui.widgets.after_turn import BackgroundNote
+
+    from .test_background_note import START
+
+    script = write_script(tmp_path, [{"code": START}, {"text": "Started."}])
+    async with _paging(workspace, script) as (app, pilot, transcript):
+        await type_keys(pilot, *"build", "enter")
+        await until(pilot, lambda: transcript.last_answer == "Started.")
+        await until(pilot, lambda: not app.main.turn_running)
+        for _ in range(300):  # the turn of this run stays mounted: every page comes
+            if _positions(transcript)[:1] == [1]:
+                break
+            await pilot.press("pageup")
+        await until(pilot, lambda: transcript._predraw_timer is None)
+        reading, scroll_y = _positions(transcript), transcript.scroll_y
+        (workspace / "go").touch()
+        await until(pilot, lambda: bool(transcript.query(BackgroundNote)))
+        await pilot.pause()
+        assert _positions(transcript) == reading and transcript.scroll_y == scroll_y
+        (note,) = transcript.query(BackgroundNote)
+        assert list(transcript.children)[-2:] == [transcript._mounted_turns()[-1], note]
+        await pilot.press("ctrl+end")
+        await until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y)
+        assert len(transcript.query(BackgroundNote)) == 1
+        assert transcript.region.contains_region(note.region)  # in view, whole

@@ -123,6 +123,12 @@ class Transcript(SteadyScroll, can_focus=False):
         if value:  # anchor(): Textual's scroll_end lifts a release only while we overflow
             self._anchor_released = False
 
+    @property
+    def following(self) -> bool:
+        """Whether the view follows the newest output: pinned to the end, and not released
+        since by the person scrolling up (Textual keeps the pin through a release)."""
+        return self._pinned and not self._anchor_released
+
     def release_anchor(self) -> None:
         """Scrolling up releases the pin; a transcript that fits its window has nothing to
         scroll, so a PageUp there leaves the next output followed."""
@@ -241,7 +247,7 @@ class Transcript(SteadyScroll, can_focus=False):
 
     def add_after_turns(self, widget: WidgetType, *, unprompted: bool = False) -> WidgetType:
         """Mount ``widget`` after the newest turns, as :meth:`add_message` places its text."""
-        if unprompted and (self._below or not self._pinned) and self._hidden is None:
+        if unprompted and (self._below or not self.following) and self._hidden is None:
             self.mount(widget)
             return widget
         self.show_newest()

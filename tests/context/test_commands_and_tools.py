@@ -8,6 +8,7 @@ from pathlib import Path
 
 from vis_core.commands import CommandAction
 from vis_core.events import BlockFinished
+from vis_core.host import Host, HostOptions
 
 from .support import HISTORY, REQUESTS, joined, open_host, received, run_turns, write_script
 
@@ -142,3 +143,16 @@ async def test_session_tool_rows_count_one_session_and_one_turn_in_the_singular(
     }
     assert shown["list_sessions"] == "this session · 1 session", shown
     assert shown["read_session"].endswith(" · 1 turn"), shown
+
+
+async def test_context_without_a_model_says_the_soft_budget_is_none(workspace: Path) -> None:
+    """A session with no model has no soft budget: /context said "0" (a session resumed by
+    ``vis run --continue`` without its model), read as "fold everything"."""
+    host = await Host.open(HostOptions(workspace=workspace))
+    try:
+        session = await host.new_session()
+        assert session.model.provider is None
+        report = (await host.commands.run(session, "/context")).body or ""
+    finally:
+        await host.close()
+    assert "soft budget (auto_compress_above): none (no model);" in report

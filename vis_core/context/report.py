@@ -54,10 +54,12 @@ def context_report(session: Any, folds: list[Any], prompt: str) -> str:
             f"Folds keep {_tokens(full - carried)} tokens of stored history out of the request."
         )
     utilization = session.utilization()
-    limit = utilization["model_input_limit"]
+    limit, budget = utilization["model_input_limit"], utilization["auto_compress_above"]
     lines.append(
         f"Latest measured input: {utilization['latest_measured_input_tokens']:,} tokens; soft "
-        f"budget (auto_compress_above): {utilization['auto_compress_above']:,}; model input "
+        "budget (auto_compress_above): "
+        # the budget is the model's: a session resumed without one has none
+        f"{f'{budget:,}' if budget else 'none (no model)'}; model input "
         f"limit: {f'{limit:,}' if limit else 'unknown'}."
     )
     if "hint" in utilization:

@@ -454,3 +454,22 @@ def test_a_draft_the_model_made_and_approved_replays_identical(
     committed = _head(workspace)
     _replays_identical(workspace, vis_home, session_id)
     assert _head(workspace) == committed
+
+
+def test_a_link_the_session_re_pointed_is_put_back_before_the_replay(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    """The copy's links the session changed were removed, not put back: a block that read a
+    link it then re-pointed failed in the replay. They are made again with their targets
+    then (from the checkpoints), as files are."""
+    (workspace / "current").symlink_to("v1")
+    code = (
+        'import os\nprint(os.readlink("current"))\nos.remove("current")\n'
+        'os.symlink("v2", "current")\nos.symlink("v3", "made")'
+    )
+    session_id = _record(workspace, vis_home, tmp_path, [{"code": code}, {"text": "ok"}])
+    assert os.readlink(workspace / "current") == "v2"
+    same = vis("replay", session_id, cwd=workspace, env_home=vis_home)
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "identical." in same.stdout
+    assert os.readlink(workspace / "current") == "v2"  # the live workspace is not touched

@@ -1,29 +1,32 @@
 """A long session: past ``KEEP`` checkpoints the oldest go with the copies only they used,
-every kept one restores exactly the files of then, and a turn stores its changes, not a
-listing of every file."""
+every kept one restores exactly the files and links of then, and a turn stores its changes,
+not a listing of every file."""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from vis_core.tools.checkpoints import KEEP, Checkpoints
 
-Files = dict[str, tuple[bytes, int]]
+Files = dict[str, tuple[bytes, int] | str]
 
 
 def _files(ws: Path) -> Files:
-    """Every file of the workspace: its bytes and mode."""
+    """Every file of the workspace: its bytes and mode; and every link: its target."""
     return {
-        str(p.relative_to(ws)): (p.read_bytes(), p.stat().st_mode & 0o777)
+        str(p.relative_to(ws)): os.readlink(p)
+        if p.is_symlink()
+        else (p.read_bytes(), p.stat().st_mode & 0o777)
         for p in ws.rglob("*")
-        if p.is_file()
+        if p.is_symlink() or p.is_file()
     }
 
 
-def _work(ws: Path, turn: int) -> None:
+def _work(ws: Path, turn: int, links: bool = True) -> None:
     """What turn ``turn`` does: changes, makes, removes and chmods files (each change of a
     file gives it a new size, so no change hides behind an unchanged mtime; /undo puts a
     mode back with the bytes)."""
@@ -36,6 +39,20 @@ def _work(ws: Path, turn: int) -> None:
     if turn % 5 == 0:
         (ws / "run.sh").write_text("#!/bin/sh\n" + "echo\n" * turn)
         (ws / "run.sh").chmod(0o755 if turn % 10 else 0o644)
+    if not links:
+        return
+    # and links: one re-pointed each turn, one made, some removed, one a link or a file in turn
+    (ws / "current").unlink(missing_ok=True)
+    (ws / "current").symlink_to(f"made{turn}.txt")
+    (ws / "src" / f"link{turn}").symlink_to(f"../t{turn}")
+    if turn % 4 == 0:
+        (ws / "src" / f"link{turn - 1}").unlink(missing_ok=True)
+    if turn % 3 == 1:
+        (ws / "either").unlink(missing_ok=True)
+        if turn % 2:
+            (ws / "either").symlink_to(f"t{turn}")
+        else:
+            (ws / "either").write_text(f"a file in turn {turn}\n")
 
 
 def _blobs(private: Path) -> set[str]:
@@ -46,7 +63,9 @@ def _used(points: Checkpoints) -> set[str]:
     return {f[3] for c in points.newest_first() for f in c.files.values() if f[3]}
 
 
-def _session(ws: Path, private: Path, turns: range, looks: tuple[int, ...]) -> dict[int, Files]:
+def _session(
+    ws: Path, private: Path, turns: range, looks: tuple[int, ...], links: bool = True
+) -> dict[int, Files]:
     """Take a checkpoint before each of ``turns``, do its work and end the turn; after each
     of ``looks`` a turn that changes nothing (its checkpoint dropped). The files before
     each turn."""
@@ -58,7 +77,7 @@ def _session(ws: Path, private: Path, turns: range, looks: tuple[int, ...]) -> d
     for turn in turns:
         before[turn] = _files(ws)
         points.take(f"t{turn}", turn)
-        _work(ws, turn)
+        _work(ws, turn, links)
         assert not points.drop_if_unchanged(f"t{turn}")
         if turn in looks:
             points.take(f"look{turn}", turn)
@@ -116,7 +135,7 @@ def test_checkpoints_an_older_vis_stored_still_restore(tmp_path: Path) -> None:
     """An older Vis listed every file in each manifest; a session it began goes on past
     ``KEEP`` checkpoints, and its oldest kept checkpoint still restores."""
     ws, private = tmp_path / "ws", tmp_path / "private"
-    before = _session(ws, private, range(1, 16), looks=())
+    before = _session(ws, private, range(1, 16), looks=(), links=False)  # it kept none
     for c in list(Checkpoints(ws, private).newest_first()):  # stored as an older Vis did
         old = {"turn_id": c.turn_id, "position": c.position, "taken_at": c.taken_at}
         (private / f"{c.index}.json").write_text(json.dumps({**old, "files": c.files}))
@@ -125,7 +144,7 @@ def test_checkpoints_an_older_vis_stored_still_restore(tmp_path: Path) -> None:
     for turn in range(16, 26):
         before[turn] = _files(ws)
         points.take(f"t{turn}", turn)
-        _work(ws, turn)
+        _work(ws, turn, links=False)
     points = Checkpoints(ws, private)
     assert _blobs(private) == _used(points)
     assert points.restore(KEEP).turns == tuple(range(25, 25 - KEEP, -1))

@@ -96,6 +96,8 @@ def test_undo_n_goes_back_several_turns_and_refuses_too_many(tmp_path: Path) -> 
 
 
 def test_a_link_that_now_leads_outside_is_not_written_through(tmp_path: Path) -> None:
+    """A folder swapped for a link to a folder outside after the turn (by a command it left
+    running) is not written through: /undo refuses."""
     ws, outside = tmp_path / "ws", tmp_path / "outside"
     (ws / "src").mkdir(parents=True)
     outside.mkdir()
@@ -103,11 +105,37 @@ def test_a_link_that_now_leads_outside_is_not_written_through(tmp_path: Path) ->
     points = Checkpoints(ws, tmp_path / "private")
     points.take("t1", 1)
     (ws / "src" / "x.py").unlink()
+    assert not points.drop_if_unchanged("t1")
     (ws / "src").rmdir()
     (ws / "src").symlink_to(outside)
     with pytest.raises(OSError, match="outside the workspace"):
         points.restore()
     assert list(outside.iterdir()) == []
+
+
+def test_a_link_the_turn_put_where_a_folder_was_goes_before_the_files_come_back(
+    tmp_path: Path,
+) -> None:
+    """The turn itself swapped folder ``src`` for a link to a folder outside: /undo said the
+    folder "now leads outside" and put nothing back. The link goes first (the link itself:
+    what it led to stays as it is), then the folder and its file come back."""
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    (ws / "src").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "x.py").write_text("the user's own\n")
+    (ws / "src" / "x.py").write_text("x = 1\n")
+    points = Checkpoints(ws, tmp_path / "private")
+    points.take("t1", 1)
+    (ws / "src" / "x.py").unlink()
+    (ws / "src").rmdir()
+    (ws / "src").symlink_to(outside)
+    assert not points.drop_if_unchanged("t1")
+    report = points.restore()
+    assert report.restored == ("src/x.py",)
+    assert report.removed == ("src",) and report.links == ("src",)
+    assert not (ws / "src").is_symlink() and (ws / "src" / "x.py").read_text() == "x = 1\n"
+    assert [p.name for p in outside.iterdir()] == ["x.py"]
+    assert (outside / "x.py").read_text() == "the user's own\n"
 
 
 def test_a_turn_that_changed_nothing_leaves_no_checkpoint(tmp_path: Path) -> None:
@@ -225,7 +253,8 @@ def test_undo_racing_a_folder_swapped_for_a_link_never_touches_outside(tmp_path:
         (ws / "dir" / name).write_text("before\n")
         (outside / name).write_text("the user's file\n")
     os.symlink(outside, ws / "dir.link")
-    points = Checkpoints(ws, tmp_path / "private")
+    # links left as they are: the race of links is test_checkpoint_links's
+    points = Checkpoints(ws, tmp_path / "private", max_links=0)
     swapper = (
         "import ctypes, sys\n"
         "libc = ctypes.CDLL(None, use_errno=True)\n"

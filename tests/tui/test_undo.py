@@ -138,3 +138,42 @@ async def test_undo_keeps_what_the_person_did_after_the_turn(
     assert "restored `app.py`" in note and "deleted `made.txt`" in note
     assert "left `both.txt`: it changed again after the turn" in note
     assert "other.txt" not in note and "mine.txt" not in note
+
+
+async def test_undo_puts_back_the_links_the_last_turn_changed(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The turn's links stayed as the turn left them after /undo ("No file differed"): the
+    link it made goes, the one it re-pointed and the one it removed come back with their
+    targets, the note names each as a link, and the model is told."""
+    (workspace / "a.txt").write_text("a\n", encoding="utf-8")
+    (workspace / "current").symlink_to("a.txt")
+    (workspace / "old").symlink_to("../elsewhere")
+    code = (
+        "sh = await shell('ln -s a.txt made && ln -sfn b.txt current && rm old')\n"
+        "await sh.wait(30)\n"
+        "print('done')"
+    )
+    script = write_script(
+        tmp_path, [{"code": code}, {"text": "Changed three links."}, {"text": "Understood."}]
+    )
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"change links", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Changed three links.")
+        await until(pilot, lambda: not app.main.turn_running)
+        assert (workspace / "made").is_symlink() and not (workspace / "old").is_symlink()
+        await type_keys(pilot, *"/undo", "enter")
+        await until(pilot, lambda: any("Undid the file changes of turn 1" in s for s in _said(app)))
+        assert not (workspace / "made").is_symlink()
+        assert (workspace / "current").readlink() == Path("a.txt")
+        assert (workspace / "old").readlink() == Path("../elsewhere")
+        note = _said(app)[-1]
+        assert "restored `current` (a link)" in note and "restored `old` (a link)" in note
+        assert "deleted `made` (a link created by the turn)" in note
+        await type_keys(pilot, *"what now?", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Understood.")
+        request = app.session.conversation.messages[-2].text
+        assert "restored current (a link)" in request
+        assert "deleted made (the turn created this link)" in request

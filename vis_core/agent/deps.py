@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
     from vis_core.model.block import FileChange
     from vis_core.model.draft import Draft, DraftReview
-    from vis_core.model.undo import UndoReport
+    from vis_core.model.undo import Listed, UndoReport
     from vis_core.tools.context import FileBuffers
 
 
@@ -56,7 +56,7 @@ class FileWatch(Protocol):
     def turn_id(self) -> str: ...
 
     @property
-    def seen(self) -> dict[str, tuple[int, int, int]] | None: ...  # the listing after a block
+    def seen(self) -> Listed | None: ...  # the listing after a block
 
     def start(self) -> None: ...  # before a block
 
@@ -70,9 +70,7 @@ class TurnCheckpoints(Protocol):
 
     def take(self, turn_id: str, position: int) -> object: ...
 
-    def drop_if_unchanged(
-        self, turn_id: str, seen: dict[str, tuple[int, int, int]] | None = None
-    ) -> bool: ...
+    def drop_if_unchanged(self, turn_id: str, seen: Listed | None = None) -> bool: ...
 
     def watch(self, turn_id: str) -> FileWatch: ...
 

@@ -65,9 +65,9 @@ async def run_command(session: AgentSession, turn_id: str, request: str) -> None
 async def undo(
     session: AgentSession, steps: int = 1, note: Callable[[UndoReport], str] | None = None
 ) -> UndoReport:
-    """``/undo [N]``: the workspace as before the N-th newest turn that changed files; the
-    model reads what was restored with its next request. ``note`` says it to the person; it
-    is kept with the event, so a resumed session shows it again."""
+    """``/undo [N]``: the workspace as before the N-th newest turn that changed files or
+    links; the model reads what was restored with its next request. ``note`` says it to the
+    person; it is kept with the event, so a resumed session shows it again."""
     if session.running:
         raise RuntimeError("a turn is running; press Esc to stop it, then /undo")
     if session.checkpoints is None:
@@ -75,12 +75,14 @@ async def undo(
     report = await asyncio.to_thread(session.checkpoints.restore, steps)
     turns = ", ".join(str(n) for n in report.turns)
     lines = [f"[Vis: the person undid the file changes of turn {turns}]"]
-    lines += [f"restored {path}" for path in report.restored]
-    lines += [f"deleted {path} (the turn created it)" for path in report.removed]
+    links = set(report.links)
+    lines += [f"restored {p}" + (" (a link)" if p in links else "") for p in report.restored]
+    made = {p: "this link" if p in links else "it" for p in report.removed}
+    lines += [f"deleted {p} (the turn created {made[p]})" for p in report.removed]
     lines += [f"could not restore {path} ({NOT_KEPT})" for path in report.not_kept]
     lines += [f"left {path} as it is: {CHANGED_SINCE}" for path in report.kept]
     if not report.changed and not report.kept:
-        lines.append("no file differed from before the turn")
+        lines.append("no file or link differed from before the turn")
     await session.emit(
         UserContext(
             session.id,

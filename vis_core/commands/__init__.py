@@ -218,13 +218,19 @@ def _as_result(value: Any) -> CommandResult:
 
 
 def undo_result(report: UndoReport) -> CommandResult:
-    """What ``/undo`` says: the turns undone and each file restored or deleted."""
+    """What ``/undo`` says: the turns undone and each file or link restored or deleted."""
     turns = ", ".join(str(n) for n in report.turns)
-    rows = [f"- restored {code_span(p)}" for p in report.restored]
-    rows += [f"- deleted {code_span(p)} (created by the turn)" for p in report.removed]
+    links = set(report.links)
+    rows = [
+        f"- restored {code_span(p)}" + (" (a link)" if p in links else "") for p in report.restored
+    ]
+    rows += [
+        f"- deleted {code_span(p)} ({'a link ' if p in links else ''}created by the turn)"
+        for p in report.removed
+    ]
     rows += [f"- could not restore {code_span(p)} ({NOT_KEPT})" for p in report.not_kept]
     rows += [f"- left {code_span(p)}: {CHANGED_SINCE}" for p in report.kept]
-    body = "\n".join(rows) or "No file differed from before the turn."
+    body = "\n".join(rows) or "No file or link differed from before the turn."
     return ok(f"Undid the file changes of turn {turns}", body)
 
 

@@ -1,4 +1,4 @@
-"""What ``/undo`` put back: the files of the turns it undid, by workspace-relative path."""
+"""What ``/undo`` put back: the files and links of the turns it undid, by relative path."""
 
 from __future__ import annotations
 
@@ -16,14 +16,26 @@ class FolderTooBig(OSError):
 
 
 @dataclass(frozen=True)
+class Listed:
+    """One listing of the workspace: each file's (size, mtime_ns, mode) and each link's
+    target, by workspace-relative path."""
+
+    files: dict[str, tuple[int, int, int]]
+    links: dict[str, str]
+
+
+@dataclass(frozen=True)
 class UndoReport:
-    """What ``restore`` did, by workspace-relative path."""
+    """What ``restore`` did, by workspace-relative path (a link counts as a file does)."""
 
     turns: tuple[int, ...]  # positions of the turns undone, newest first
     restored: tuple[str, ...] = ()  # changed or deleted by the turns: put back
     removed: tuple[str, ...] = ()  # created by the turns: deleted
     not_kept: tuple[str, ...] = ()  # changed, but the checkpoint kept no copy of them
     kept: tuple[str, ...] = ()  # changed by the turns, then again since (yours): left as they are
+    links: tuple[
+        str, ...
+    ] = ()  # of restored and removed, those that are links (put back, or removed)
 
     @property
     def changed(self) -> bool:

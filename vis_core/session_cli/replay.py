@@ -421,9 +421,11 @@ async def _set_up(session: Any, setup: TurnSetup, limits: tuple[int, str]) -> No
 
 
 def _rewind(copy: Path, recorded: StoredSession, checkpoints_dir: Path) -> list[str]:
-    """Put the files the session changed back in ``copy`` as they were before its first
-    checkpointed turn (read from its checkpoints, which stay as they are); other files stay
-    as the workspace has them now. The paths that could not be put back."""
+    """Put the files and links the session changed back in ``copy`` as they were before its
+    first checkpointed turn (read from its checkpoints, which stay as they are); others stay
+    as the workspace has them now (links only where that checkpoint recorded them). The
+    paths that could not be put back. What the blocks recorded is at most 200 paths a block,
+    however many links a block made."""
     from vis_core.tools.checkpoints import Checkpoints
 
     changed = {
@@ -439,10 +441,15 @@ def _rewind(copy: Path, recorded: StoredSession, checkpoints_dir: Path) -> list[
     oldest = deque(kept.newest_first(), maxlen=1)
     if not oldest:
         return sorted(changed)
-    first = oldest[0].files
+    first, links = oldest[0].files, oldest[0].links
     missed = []
     for rel in sorted(changed):
         try:
+            if links is not None and rel in links:  # a link then (what is there now goes)
+                with contextlib.suppress(FileNotFoundError):
+                    kept.files.unlink(rel)
+                kept.files.symlink(links[rel], rel)
+                continue
             if rel not in first:  # the session created it
                 kept.files.unlink(rel)
                 continue

@@ -5,8 +5,10 @@ opened with ``O_NOFOLLOW``: ``openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`` w
 kernel has it, else a walk with ``os.open(..., dir_fd=...)``. A link met on the way is read
 here and its text walked again from the root (or its folder): a link that stays inside the
 root works as before, one that leads out of it (``..`` past the root, an absolute target
-elsewhere) raises :class:`Escape`. Folders listed as ``hidden`` (Vis's own, when they lie in
-the root) are recognised by their inode, so renaming or linking them does not help either.
+elsewhere) raises :class:`Escape`, as does any link on the way where a caller allows none
+(``through_links=False``: making or removing a link). Folders listed as ``hidden`` (Vis's
+own, when they lie in the root) are recognised by their inode, so renaming or linking them
+does not help either.
 The kernel never follows a link here, so a link swapped in after a check cannot redirect a
 read or a write.
 """
@@ -37,7 +39,8 @@ _SYS_OPENAT2 = {"x86_64": 437, "aarch64": 437, "arm64": 437}.get(os.uname().mach
 
 
 class Escape(PermissionError):
-    """A path, or a link on it, that leads out of its root or into a hidden folder."""
+    """A path, or a link on it, that leads out of its root or into a hidden folder (or a
+    link on a path that may go through none)."""
 
 
 class _Openat2:
@@ -181,10 +184,17 @@ class Beneath:
         return frozenset(found)
 
     def open(
-        self, path: str | os.PathLike[str], flags: int = os.O_RDONLY, mode: int = 0o666
+        self,
+        path: str | os.PathLike[str],
+        flags: int = os.O_RDONLY,
+        mode: int = 0o666,
+        *,
+        through_links: bool = True,
     ) -> tuple[int, str]:
         """An open descriptor of ``path`` (``os.open`` flags) and its path from the root as
-        walked (links resolved), e.g. for a check on what was really reached."""
+        walked (links resolved), e.g. for a check on what was really reached. Not
+        ``through_links``: a link anywhere on the path is :class:`Escape`, even one that
+        stays beneath the root."""
         rel = self.relative(path)
         root_fd = os.open(self.root, _WALK)
         try:
@@ -194,11 +204,13 @@ class Beneath:
                     if not (flags & _O_PATH and stat.S_ISLNK(os.fstat(fd).st_mode)):
                         return fd, os.path.normpath(rel)
                     os.close(fd)  # O_PATH opened a last link itself: the walk follows it
-            return self._walk(root_fd, rel, flags, mode)
+            return self._walk(root_fd, rel, flags, mode, through_links)
         finally:
             os.close(root_fd)
 
-    def _walk(self, root_fd: int, rel: str, flags: int, mode: int) -> tuple[int, str]:
+    def _walk(
+        self, root_fd: int, rel: str, flags: int, mode: int, through_links: bool
+    ) -> tuple[int, str]:
         hidden = self._hidden_ids()
         fds = [os.dup(root_fd)]  # the folders of `names`, the root first
         names: list[str] = []
@@ -208,6 +220,9 @@ class Beneath:
         def follow(name: str, target: str) -> None:
             """Walk on through the link ``name`` (its text ``target``) beneath the root."""
             nonlocal links
+            if not through_links:
+                where = "/".join([*names, name])
+                raise Escape(errno.ELOOP, f"{where} is a link; not followed here")
             links += 1
             if links > MAX_LINKS:
                 raise OSError(errno.ELOOP, "too many levels of links", rel)
@@ -265,15 +280,18 @@ class Beneath:
             for folder in fds:
                 os.close(folder)
 
-    def _parent(self, path: str | os.PathLike[str], *, make: bool = False) -> tuple[int, str, str]:
+    def _parent(
+        self, path: str | os.PathLike[str], *, make: bool = False, through_links: bool = True
+    ) -> tuple[int, str, str]:
         """The open folder of ``path``, the last name and the folder's path from the root."""
         rel = os.path.normpath(self.relative(path))
         folder, name = os.path.split(rel)
         if name in ("", ".", ".."):
             raise IsADirectoryError(errno.EISDIR, f"{rel} names a folder, not an entry in one")
         if make and folder:
-            self.mkdirs(folder)
-        fd, walked = self.open(folder or ".", os.O_RDONLY | _DIRECTORY)
+            self.mkdirs(folder, through_links=through_links)
+        flags = os.O_RDONLY | _DIRECTORY
+        fd, walked = self.open(folder or ".", flags, through_links=through_links)
         return fd, name, walked
 
     # -- reading --------------------------------------------------------------------------
@@ -339,24 +357,27 @@ class Beneath:
 
     # -- writing --------------------------------------------------------------------------
 
-    def mkdirs(self, path: str | os.PathLike[str], mode: int = 0o777) -> str:
+    def mkdirs(
+        self, path: str | os.PathLike[str], mode: int = 0o777, *, through_links: bool = True
+    ) -> str:
         """Make folder ``path`` and the missing ones above it (``mkdir -p``), beneath the root."""
         rel = os.path.normpath(self.relative(path))
         walked = "."
         parts = [p for p in rel.split("/") if p not in ("", ".")]
+        flags = os.O_RDONLY | _DIRECTORY
         for depth in range(1, len(parts) + 1):
             step = "/".join(parts[:depth])
             try:
-                fd, walked = self.open(step, os.O_RDONLY | _DIRECTORY)
+                fd, walked = self.open(step, flags, through_links=through_links)
             except FileNotFoundError:
-                folder, name, _ = self._parent(step)
+                folder, name, _ = self._parent(step, through_links=through_links)
                 try:
                     os.mkdir(name, mode, dir_fd=folder)
                 except FileExistsError:
                     pass  # made meanwhile (or a link there now: the open below decides)
                 finally:
                     os.close(folder)
-                fd, walked = self.open(step, os.O_RDONLY | _DIRECTORY)
+                fd, walked = self.open(step, flags, through_links=through_links)
             os.close(fd)
         return walked
 
@@ -431,6 +452,32 @@ class Beneath:
         folder, name, _ = self._parent(path)
         try:
             os.unlink(name, dir_fd=folder)
+        finally:
+            os.close(folder)
+
+    def symlink(self, target: str, path: str | os.PathLike[str]) -> None:
+        """Make ``path`` a link whose text is ``target`` (text only: nothing is resolved or
+        written through it). Its folder, made when missing, is reached through no link at
+        all; anything already named ``path`` stays (``FileExistsError``)."""
+        folder, name, _ = self._parent(path, make=True, through_links=False)
+        try:
+            os.symlink(target, name, dir_fd=folder)
+        finally:
+            os.close(folder)
+
+    def remove_link(self, path: str | os.PathLike[str], target: str) -> None:
+        """Remove the link ``path`` itself, never what it leads to, when its text is still
+        ``target`` (else ``FileExistsError``: something else is there now). Its folder is
+        reached through no link at all."""
+        folder, name, _ = self._parent(path, through_links=False)
+        try:
+            if os.readlink(name, dir_fd=folder) != target:
+                raise FileExistsError(errno.EEXIST, f"{path} now links elsewhere")
+            os.unlink(name, dir_fd=folder)
+        except OSError as exc:
+            if exc.errno == errno.EINVAL:  # readlink of what is no link (a file, a folder)
+                raise FileExistsError(errno.EEXIST, f"{path} is no longer a link") from None
+            raise
         finally:
             os.close(folder)
 

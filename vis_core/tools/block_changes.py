@@ -7,7 +7,8 @@ checkpoint (or from what an earlier block of the turn left, kept here), the byte
 the file itself, read without following links. Diffs are bounded: binary files and large
 ones are named, not diffed; a file whose bytes before the turn were not kept says that
 ``/undo`` cannot restore it. Links are listed too (made, retargeted, removed, or a file
-replaced by one), their target shown as text, never followed.
+replaced by one), their target shown as text, never followed; when the turn's checkpoint
+recorded no links (too many), each says that ``/undo`` cannot restore it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from vis_core.model.block import FileChange, FileChangeKind
-from vis_core.model.undo import NOT_KEPT
+from vis_core.model.undo import NOT_KEPT, Listed
 from vis_core.text_limits import printable
 from vis_core.tools.checkpoints import Checkpoints, Listing, file_states, listed
 
@@ -29,6 +30,7 @@ MAX_DIFF_LINES = 400  # lines of one file's diff kept; the rest is counted
 MAX_DIFF_CHARS = 40_000
 MAX_FILES = 200  # files listed per block; more are counted in the last one's note
 LOST = f"/undo cannot restore it ({NOT_KEPT})"
+LINKS_LOST = "/undo cannot restore it (the workspace holds more links than a checkpoint records)"
 
 
 class BlockChanges:
@@ -39,10 +41,11 @@ class BlockChanges:
         self.turn_id = turn_id
         self._stats: Listing | None = None
         self._links: dict[str, str] = {}  # the links before the block: path, target
+        self._links_lost = False  # the turn's checkpoint recorded no links: /undo has none
         self._digests: dict[str, str | None] = {}
         self._after: dict[str, bytes | None] = {}  # what an earlier block of the turn left
         self._left: Beneath | None = None  # the copy a block moved from: its files as they were
-        self.seen: Listing | None = None  # the listing after the last block, if it finished
+        self.seen: Listed | None = None  # the listing after the last block, if it finished
 
     def start(self) -> None:
         """Before a block: the files as the turn's checkpoint (or a listing now) has them."""
@@ -52,7 +55,8 @@ class BlockChanges:
         taken = self.checkpoints.last_of(self.turn_id)
         if taken is not None:
             self._stats = listed(taken.files)
-            self._links = dict(taken.links)
+            self._links_lost = taken.links is None
+            self._links = dict(self.checkpoints.links if taken.links is None else taken.links)
             self._digests = {rel: f[3] for rel, f in taken.files.items()}
         else:
             self._stats = self._listing()
@@ -79,8 +83,9 @@ class BlockChanges:
             return ()
         before, now = self._stats, self._listing()
         links_before, links = self._links, dict(self.checkpoints.links)
-        self._stats = self.seen = now
+        self._stats = now
         self._links = links
+        self.seen = Listed(now, links)
         touched = [] if now == before else _differ(before, now)
         if links != links_before:
             touched += [
@@ -128,22 +133,26 @@ class BlockChanges:
     ) -> FileChange:
         """The change of ``rel``, a link before or after the block (or both)."""
         was, target = links_before.get(rel), links.get(rel)
+        lost = LINKS_LOST if self._links_lost else ""
         if rel in now:  # a link replaced by a file
             new = self._read(rel)
             self._after[rel] = new
             change = file_change(rel, FileChangeKind.CHANGED, b"", new)
-            return replace(change, note=_joined(f"was a link to {shown(was or '')}", change.note))
+            note = _joined(f"was a link to {shown(was or '')}", change.note, lost)
+            return replace(change, note=note)
         self._after.pop(rel, None)
         if target is None:
             assert was is not None
-            return FileChange(rel, FileChangeKind.REMOVED, note=f"a link to {shown(was)}")
+            note = _joined(f"a link to {shown(was)}", lost)
+            return FileChange(rel, FileChangeKind.REMOVED, note=note)
         if rel in before:  # a file replaced by a link
-            lost = LOST if self._digests.get(rel, "") is None else ""
+            lost = LOST if self._digests.get(rel, "") is None else lost
             note = _joined(f"replaced by a link to {shown(target)}", lost)
             return FileChange(rel, FileChangeKind.CHANGED, note=note)
         if was is None:
-            return FileChange(rel, FileChangeKind.CREATED, note=f"a link to {shown(target)}")
-        note = f"a link, now to {shown(target)} (was to {shown(was)})"
+            note = _joined(f"a link to {shown(target)}", lost)
+            return FileChange(rel, FileChangeKind.CREATED, note=note)
+        note = _joined(f"a link, now to {shown(target)} (was to {shown(was)})", lost)
         return FileChange(rel, FileChangeKind.CHANGED, note=note)
 
     def _old_bytes(self, rel: str, size: int) -> bytes | None:

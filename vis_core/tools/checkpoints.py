@@ -13,10 +13,14 @@ to nothing, and one in a big folder costs a listing and a bounded copy. One chec
 files are stored whole (``files.json``); each checkpoint's manifest holds what changed since
 the previous one, both ways, and the others' files are worked out from them. So a turn
 stores its changes, not a listing, and removing the oldest checkpoint (with the copies no
-other one uses) reads only the small manifests. Git runs read-only
+other one uses) reads only the small manifests. The workspace's links are recorded the same
+way, by their target (text only, never followed; at most ``MAX_LINKS`` links and
+``MAX_LINK_BYTES`` of their paths and targets, else a checkpoint records none and ``/undo``
+leaves links as they are), and put back with the files: a link is made and removed only in a
+folder reached through no link at all. Git runs read-only
 (``ls-files``, ``diff-files``, ``cat-file``; no optional locks): nothing touches the user's
 git index or history. ``restore(n)`` puts the workspace back as it was before the n-th
-newest turn that changed files.
+newest turn that changed files or links.
 """
 
 from __future__ import annotations
@@ -32,9 +36,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from vis_core.model.undo import FolderTooBig, UndoReport
+from vis_core.model.undo import FolderTooBig, Listed, UndoReport
 from vis_core.paths import private_dir, write_private
 from vis_core.system.git import GitFailed, run_git
 from vis_core.system.jail import vis_folders
@@ -49,6 +53,8 @@ MAX_FILE_BYTES = 8 * 1024 * 1024  # bigger files are listed but not kept (undo n
 MAX_NEW_BYTES = 64 * 1024 * 1024  # copied per checkpoint at most, newest files first
 MAX_NEW_FILES = 5_000  # files copied per checkpoint at most; the rest are listed only
 MAX_LISTED = 300_000  # files a listing takes at most (about a second): past it, none is taken
+MAX_LINKS = 10_000  # links a checkpoint records at most; past it, none (undo leaves them)
+MAX_LINK_BYTES = 4 * 1024 * 1024  # of their paths and targets (each target up to 4 KiB)
 KEEP = 20  # checkpoints kept per session; older ones (and blobs only they used) are removed
 LISTED = "files.json"  # the files of one checkpoint, all of them
 UNDONE = "undone.json"  # the positions of the turns /undo undid
@@ -120,13 +126,18 @@ def _blob_sizes(workspace: Path, blobs: set[str]) -> dict[str, int]:
 Listing = dict[str, tuple[int, int, int]]  # relative path: (size, mtime_ns, mode)
 Files = dict[str, list[Any]]  # relative path: [size, mtime_ns, mode, digest]
 Changes = dict[str, list[list[Any] | None]]  # relative path: [before, after] (None: no file)
+Links = dict[str, str]  # relative path: the link's target
+LinkChanges = dict[str, list[str | None]]  # relative path: [before, after] (None: no link)
+Left = dict[str, list[Any] | None]  # relative path: [size, mtime_ns, mode] (None: no file)
+LeftLinks = dict[str, str | None]  # relative path: target (None: no link)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class Checkpoint:
     """One turn's checkpoint: the turn, its position, each file's [size, mtime_ns, mode,
     digest] (digest None: not kept, too large or past the checkpoint's copy budget) and
-    what changed since the previous checkpoint."""
+    what changed since the previous checkpoint; its links likewise."""
 
     index: int
     turn_id: str
@@ -136,40 +147,50 @@ class Checkpoint:
     changes: Changes
     # the files the turn changed, as it left them ([size, mtime_ns, mode]; None: removed);
     # None: not known (the turn did not end in this Vis, or an older Vis took it)
-    left: dict[str, list[Any] | None] | None = None
-    # the workspace's links when it was taken (path: target), known only to the Vis that
-    # took it: a block's changes list them, /undo does not restore them
-    links: dict[str, str] = dataclasses.field(default_factory=dict)
+    left: Left | None = None
+    # the workspace's links when it was taken; None: not known (an older Vis took it, or
+    # there were more than a checkpoint records): /undo leaves links as they are
+    links: Links | None = None
+    link_changes: LinkChanges | None = None  # since the previous one; None: not known
+    left_links: LeftLinks | None = None  # the links the turn changed, as it left them
 
 
-def _changes(before: Files, after: Files) -> Changes:
-    """The files that differ from ``before`` to ``after``: each one's [before, after]."""
-    found: Changes = {rel: [f, after.get(rel)] for rel, f in before.items() if after.get(rel) != f}
+def _changes(before: dict[str, T], after: dict[str, T]) -> dict[str, list[T | None]]:
+    """The entries that differ from ``before`` to ``after``: each one's [before, after]."""
+    found: dict[str, list[T | None]] = {
+        rel: [f, after.get(rel)] for rel, f in before.items() if after.get(rel) != f
+    }
     found.update((rel, [None, f]) for rel, f in after.items() if rel not in before)
     return found
 
 
-def _touched(used: list[Checkpoint]) -> dict[str, list[Any] | None] | None:
-    """The files the turns of ``used`` (newest first) changed, each as the newest of them
-    left it; None when a turn's is not known (then ``/undo`` puts back every file)."""
-    touched: dict[str, list[Any] | None] = {}
-    for checkpoint in used:
-        if checkpoint.left is None:
+def _touched(lefts: list[dict[str, T | None] | None]) -> dict[str, T | None] | None:
+    """The paths the undone turns changed (their ``left`` records, newest first), each as
+    the newest of them left it; None when a turn's is not known (then ``/undo`` puts back
+    every one)."""
+    touched: dict[str, T | None] = {}
+    for left in lefts:
+        if left is None:
             return None
-        for rel, state in checkpoint.left.items():
+        for rel, state in left.items():
             touched.setdefault(rel, state)
     return touched
 
 
-def _turned(files: Files, changes: Changes, side: int) -> Files:
-    """``files`` with each of ``changes`` as it was before it (side 0) or after (side 1)."""
-    turned = dict(files)
+def _turned(entries: dict[str, T], changes: dict[str, list[T | None]], side: int) -> dict[str, T]:
+    """``entries`` with each of ``changes`` as it was before it (side 0) or after (side 1)."""
+    turned = dict(entries)
     for rel, sides in changes.items():
         if (entry := sides[side]) is None:
             turned.pop(rel, None)
         else:
             turned[rel] = entry
     return turned
+
+
+def _dict(value: Any) -> Any:
+    """``value`` when it is a dict (a stored record), else None (missing: not known)."""
+    return value if isinstance(value, dict) else None
 
 
 def file_states(states: dict[str, os.stat_result]) -> Listing:
@@ -206,9 +227,12 @@ class Checkpoints:
         max_new_files: int = MAX_NEW_FILES,
         max_new_bytes: int = MAX_NEW_BYTES,
         max_listed: int = MAX_LISTED,
+        max_links: int = MAX_LINKS,
+        max_link_bytes: int = MAX_LINK_BYTES,
     ) -> None:
         self.folder = folder
         self.max_listed = max_listed
+        self.max_links, self.max_link_bytes = max_links, max_link_bytes  # else none recorded
         self.max_file_bytes = max_file_bytes  # bigger files are listed, not kept
         self.max_new_files = max_new_files  # copied per checkpoint at most
         self.max_new_bytes = max_new_bytes
@@ -246,19 +270,28 @@ class Checkpoints:
         return data if isinstance(data, dict) else None
 
     @staticmethod
-    def _checkpoint(index: int, data: dict[str, Any], files: Files) -> Checkpoint | None:
+    def _checkpoint(
+        index: int, data: dict[str, Any], files: Files, links: Links | None
+    ) -> Checkpoint | None:
         try:
             meta = data["turn_id"], data["position"], data["taken_at"]
         except KeyError:
             return None  # damaged
-        left = data.get("left")
         return Checkpoint(
-            index, *meta, files, data.get("changes", {}), left if isinstance(left, dict) else None
+            index,
+            *meta,
+            files,
+            data.get("changes", {}),
+            _dict(data.get("left")),
+            links,
+            _dict(data.get("link_changes")),
+            _dict(data.get("left_links")),
         )
 
     def _newest(self) -> Checkpoint | None:
-        """The newest checkpoint: the listed one's files with each later one's changes (a
-        manifest written by an older Vis lists its own files). None: none, or damaged."""
+        """The newest checkpoint: the listed one's files and links with each later one's
+        changes (a manifest written by an older Vis lists its own files, and no links).
+        None: none, or damaged."""
         if self._last is not None:
             return self._last
         listed, stored = self._read(LISTED) or {}, []
@@ -268,16 +301,19 @@ class Checkpoints:
                 return None
             if index == listed.get("index"):
                 data["files"] = listed.get("files")
+                data["links"] = listed.get("links")  # none from an older Vis
             stored.append((index, data))
             if isinstance(data.get("files"), dict):
                 break
         else:
             return None
         self._listed, base = stored[-1]
-        files = base["files"]
+        files, links = base["files"], _dict(base.get("links"))
         for _, data in reversed(stored[:-1]):
             files = _turned(files, data.get("changes", {}), 1)
-        self._last = self._checkpoint(stored[0][0], stored[0][1], files)
+            moved = _dict(data.get("link_changes"))
+            links = None if links is None or moved is None else _turned(links, moved, 1)
+        self._last = self._checkpoint(stored[0][0], stored[0][1], files, links)
         return self._last
 
     def newest_first(self) -> Iterator[Checkpoint]:
@@ -294,10 +330,12 @@ class Checkpoints:
             data = self._read(f"{index}.json")
             if data is None:
                 return
-            files = data.get("files")
+            files, links = data.get("files"), None  # an older Vis's: its own files, no links
             if not isinstance(files, dict):
                 files = _turned(later.files, later.changes, 0)
-            earlier = self._checkpoint(index, data, files)
+                if later.links is not None and later.link_changes is not None:
+                    links = _turned(later.links, later.link_changes, 0)
+            earlier = self._checkpoint(index, data, files, links)
             if earlier is None:
                 return
             yield earlier
@@ -326,6 +364,16 @@ class Checkpoints:
         links = [path for path, st in shown.items() if stat.S_ISLNK(st.st_mode)]
         self.links = {path[cut:]: target for path, target in link_targets(root, links).items()}
         return {path[cut:]: st for path, st in shown.items() if stat.S_ISREG(st.st_mode)}
+
+    def _recorded_links(self) -> Links | None:
+        """The links the last scan saw, when within what a checkpoint records (None: more,
+        or longer, than ``max_links`` and ``max_link_bytes`` allow: a block that made a
+        hundred thousand links of 4 KiB costs no manifest 400 MB)."""
+        links = self.links
+        if len(links) > self.max_links:
+            return None
+        size = sum(len(rel) + len(target) for rel, target in links.items())
+        return dict(links) if size <= self.max_link_bytes else None
 
     def kept_bytes(self, digest: str) -> bytes | None:
         """The bytes a checkpoint kept under ``digest`` (None: git no longer has them)."""
@@ -366,12 +414,18 @@ class Checkpoints:
             st = scanned[rel]
             files[rel] = [st.st_size, st.st_mtime_ns, st.st_mode & 0o7777, digest]
         changes = _changes(before, files) if last is not None else {}
-        links = self.links  # as the scan above saw them
-        taken = Checkpoint(index, turn_id, position, time.time(), files, changes, links=links)
+        links = self._recorded_links()  # as the scan above saw them
+        moved = None  # the links' changes, when both sides are known
+        if last is not None and last.links is not None and links is not None:
+            moved = _changes(last.links, links)
+        taken = Checkpoint(
+            index, turn_id, position, time.time(), files, changes, links=links, link_changes=moved
+        )
         meta = {"turn_id": turn_id, "position": position, "taken_at": taken.taken_at}
-        self._write(f"{index}.json", {**meta, "changes": changes})
-        if last is None:
-            self._list(taken)
+        with_links = {} if moved is None else {"link_changes": moved}
+        self._write(f"{index}.json", {**meta, "changes": changes, **with_links})
+        if last is None or (moved is None and links is not None):
+            self._list(taken)  # the first, or the first to know its links: listed whole
         self._last = taken
         self._prune(taken, KEEP + 1)  # one more while its turn may yet change nothing
         return taken
@@ -383,7 +437,8 @@ class Checkpoints:
 
     def _list(self, checkpoint: Checkpoint) -> None:
         """Store all the files of ``checkpoint``: the others' are worked out from them."""
-        self._write(LISTED, {"index": checkpoint.index, "files": checkpoint.files})
+        links = {} if checkpoint.links is None else {"links": checkpoint.links}
+        self._write(LISTED, {"index": checkpoint.index, "files": checkpoint.files, **links})
         self._listed = checkpoint.index
 
     def _newest_is(self, kept: Checkpoint | None, gone: list[Checkpoint]) -> None:
@@ -397,26 +452,37 @@ class Checkpoints:
             (self.folder / f"{used.index}.json").unlink(missing_ok=True)
         self._last = kept
 
-    def drop_if_unchanged(self, turn_id: str, seen: Listing | None = None) -> bool:
-        """At the end of ``turn_id``: forget its checkpoint when no file changed (same
-        files, sizes, times and modes), so ``/undo`` reaches the last turn that changed something
-        and a turn that changed nothing takes no older checkpoint's place; else the oldest
-        past ``KEEP`` go. ``seen``: a listing made after the turn's last action (its last
-        block's), else the workspace is listed now."""
+    def _listing(self) -> Listed:
+        """The workspace's files and links now."""
+        files = file_states(self.scan())
+        return Listed(files, dict(self.links))
+
+    def drop_if_unchanged(self, turn_id: str, seen: Listed | None = None) -> bool:
+        """At the end of ``turn_id``: forget its checkpoint when no file or link changed
+        (same files, sizes, times and modes; same links and targets), so ``/undo`` reaches the
+        last turn that changed something and a turn that changed nothing takes no older
+        checkpoint's place; else the oldest past ``KEEP`` go. ``seen``: a listing made after
+        the turn's last action (its last block's), else the workspace is listed now."""
         last = self._last
         if last is None or last.turn_id != turn_id:
             return False  # no checkpoint of this turn: nothing to read
-        now = seen if seen is not None else file_states(self.scan())
+        now = seen if seen is not None else self._listing()
         before = listed(last.files)
-        if now != before:
+        links = last.links  # None: not recorded, so not compared
+        if now.files != before or (links is not None and now.links != links):
             left = {
-                rel: list(now[rel]) if rel in now else None
-                for rel in before.keys() | now.keys()
-                if before.get(rel) != now.get(rel)
+                rel: list(now.files[rel]) if rel in now.files else None
+                for rel in before.keys() | now.files.keys()
+                if before.get(rel) != now.files.get(rel)
             }
+            record: dict[str, Any] = {"left": left}
+            if links is not None:
+                record["left_links"] = {
+                    rel: sides[1] for rel, sides in _changes(links, now.links).items()
+                }
             data = self._read(f"{last.index}.json") or {}
-            self._write(f"{last.index}.json", {**data, "left": left})
-            self._last = dataclasses.replace(last, left=left)
+            self._write(f"{last.index}.json", {**data, **record})
+            self._last = dataclasses.replace(last, **record)
             self._prune(self._last)
             return False
         self._newest_is(next(islice(self.newest_first(), 1, None), None), [last])
@@ -491,19 +557,40 @@ class Checkpoints:
 
     def restore(self, steps: int = 1) -> UndoReport:
         """Put the workspace back as it was before the ``steps``-th newest checkpointed turn;
-        those checkpoints are used up (the next undo goes further back)."""
+        those checkpoints are used up (the next undo goes further back). The links the turns
+        made go first, so no file is written through one a turn left where a folder was; the
+        links they removed or re-pointed come back last, where no file or folder is left."""
         if steps < 1:
             raise ValueError(f"/undo N: N must be 1 or more, not {steps}")
         existing, now = list(islice(self.newest_first(), steps + 1)), self.scan()
         if steps > len(existing):
             raise LookupError(self._nothing_left(len(existing)))
         target, used = existing[steps - 1], existing[:steps]
-        restored, removed, not_kept, kept = [], [], [], []
-        touched = _touched(used)
-        for rel, (size, _, mode, digest) in sorted(target.files.items()):
-            current = now.get(rel)
-            if touched is not None and not self._as_left(rel, current, touched, kept):
+        touched = _touched([c.left for c in used])
+        touched_links = _touched([c.left_links for c in used])
+        if target.links is None or (touched is None) != (touched_links is None):
+            was_links, now_links, touched_links = {}, {}, {}  # not recorded: left as they are
+        else:
+            was_links, now_links = target.links, dict(self.links)
+        restored, emptied, not_kept, kept, links = [], [], [], [], []
+        paths = sorted(target.files.keys() | now.keys() | was_links.keys() | now_links.keys())
+        was = (target.files, was_links)
+        todo = [
+            rel
+            for rel in paths
+            if touched is None
+            or self._as_left(rel, now, now_links, was, touched, touched_links or {}, kept)
+        ]
+        for rel in todo:  # first the links they made or re-pointed (one where a folder was)
+            link = now_links.get(rel)
+            if link is not None and link != was_links.get(rel):
+                self._remove_link(rel, link)
+                emptied.append(rel)
+        for rel in todo:  # then the files they changed or removed
+            if rel not in target.files:
                 continue
+            size, _, mode, digest = target.files[rel]
+            current = now.get(rel)
             if current is not None and self._same(rel, current, size, digest):
                 if current.st_mode & 0o7777 != mode:  # only its mode changed (chmod +x)
                     self._put_mode_back(rel, mode)
@@ -515,30 +602,83 @@ class Checkpoints:
                 continue
             self._put_back(rel, data, mode)
             restored.append(rel)
-        for rel in sorted(set(now) - set(target.files)):
-            if touched is not None and not self._as_left(rel, now[rel], touched, kept):
-                continue
-            try:
-                self.files.unlink(rel)
-            except FileNotFoundError:
-                pass  # gone already
-            except Escape:
-                raise self._outside(rel) from None
-            removed.append(rel)
-        self._remove_emptied_folders(removed, target)
+        for rel in todo:  # the files they made
+            if rel in now and rel not in target.files:
+                self._remove_file(rel)
+                emptied.append(rel)
+        self._remove_emptied_folders(emptied, target)
+        for rel in todo:  # and last the links they removed or re-pointed
+            link = was_links.get(rel)
+            if link is not None and now_links.get(rel) != link:
+                self._make_link(rel, link)
+                restored.append(rel)
+                links.append(rel)
+        removed = [
+            r for r in dict.fromkeys(emptied) if r not in target.files and r not in was_links
+        ]
+        links += (rel for rel in removed if rel in now_links)
         earlier = existing[steps] if len(existing) > steps else None
         if earlier is not None and earlier.left is not None and (restored or removed):
             earlier = self._left_as_restored(earlier, target, [*restored, *removed])
         self._newest_is(earlier, used)
         turns = tuple(c.position for c in used)
         write_private(self.folder / UNDONE, json.dumps([*self._undone(), *turns]).encode())
-        return UndoReport(turns, tuple(restored), tuple(removed), tuple(not_kept), tuple(kept))
+        return UndoReport(
+            turns,
+            tuple(sorted(restored)),
+            tuple(removed),
+            tuple(not_kept),
+            tuple(kept),
+            tuple(sorted(links)),
+        )
+
+    def _remove_file(self, rel: str) -> None:
+        try:
+            self.files.unlink(rel)
+        except FileNotFoundError:
+            pass  # gone already
+        except Escape:
+            raise self._outside(rel) from None
+
+    def _remove_link(self, rel: str, target: str) -> None:
+        """Remove the link ``rel`` (as the scan saw it, to ``target``) itself, in a folder
+        reached through no link."""
+        try:
+            self.files.remove_link(rel, target)
+        except FileNotFoundError:
+            pass  # gone already
+        except FileExistsError:
+            raise OSError(
+                f"/undo: {rel} changed while /undo ran; not touched, undo again"
+            ) from None
+        except Escape:
+            raise self._through_link(rel) from None
+
+    def _make_link(self, rel: str, target: str) -> None:
+        """Make ``rel`` a link to ``target`` again (its text only: nothing is written through
+        it), in a folder reached through no link; never over what is there now."""
+        try:
+            self.files.symlink(target, rel)
+        except FileExistsError:
+            raise OSError(
+                f"/undo: {rel} is now a file or a folder; move it away and undo again"
+            ) from None
+        except Escape:
+            raise self._through_link(rel) from None
+
+    @staticmethod
+    def _through_link(rel: str) -> OSError:
+        return OSError(
+            f"/undo: a folder on the way to {rel} is now a link (or leads outside the "
+            "workspace); not touched"
+        )
 
     def _remove_emptied_folders(self, removed: list[str], target: Checkpoint) -> None:
-        """The folders of the files this undo removed that hold no file the workspace had
+        """The folders of what this undo removed that hold no file or link the workspace had
         before (the undone turns made them), when empty now: deepest first. A checkpoint
-        lists files, not folders: one that was empty before the turn goes too."""
-        kept = {str(parent) for rel in target.files for parent in PurePosixPath(rel).parents}
+        lists files and links, not folders: one that was empty before the turn goes too."""
+        had = [*target.files, *(target.links or {})]
+        kept = {str(parent) for rel in had for parent in PurePosixPath(rel).parents}
         folders = {
             str(parent)
             for rel in removed
@@ -599,17 +739,24 @@ class Checkpoints:
     @staticmethod
     def _as_left(
         rel: str,
-        current: os.stat_result | None,
-        touched: dict[str, list[Any] | None],
+        now: dict[str, os.stat_result],
+        now_links: Links,
+        was: tuple[Files, Links],
+        touched: Left,
+        touched_links: LeftLinks,
         kept: list[str],
     ) -> bool:
-        """Whether ``rel`` is the undone turns' to put back: one they changed and that is
-        still as they left it. A file they changed that changed again since (the person's
-        edit) is added to ``kept`` and left as it is."""
-        if rel not in touched:
+        """Whether ``rel`` is the undone turns' to put back: a file or link they changed and
+        that is still as they left it (what they did not change at ``rel``, as before them).
+        One they changed that changed again since (the person's edit) is added to ``kept``
+        and left as it is."""
+        if rel not in touched and rel not in touched_links:
             return False
-        now = None if current is None else list(file_states({rel: current})[rel])
-        if now != touched[rel]:
+        was_file = was[0].get(rel)
+        file_left = touched[rel] if rel in touched else None if was_file is None else was_file[:3]
+        link_left = touched_links[rel] if rel in touched_links else was[1].get(rel)
+        file_now = None if rel not in now else list(file_states({rel: now[rel]})[rel])
+        if file_now != file_left or now_links.get(rel) != link_left:
             kept.append(rel)
             return False
         return True

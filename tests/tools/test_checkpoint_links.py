@@ -327,3 +327,31 @@ def test_checkpoints_of_a_vis_that_kept_no_links_still_restore(tmp_path: Path) -
     report = Checkpoints(ws, private).restore()  # the older Vis's: files only, as before
     assert report.turns == (2,) and report.restored == ("f.txt",) and report.links == ()
     assert (ws / "f.txt").read_text() == "1\n" and os.readlink(ws / "l2") == "t2"
+
+
+def test_a_file_is_never_written_through_a_folder_link_inside_the_workspace(
+    tmp_path: Path,
+) -> None:
+    """The turn swapped folder ``src`` for a link; the person re-pointed the link to another
+    folder of the workspace afterwards (kept, named). ``src/x.py``, which the turn removed,
+    was written through the link into that folder, over the person's own file: it is
+    refused now, as a link leading outside is."""
+    ws = tmp_path / "ws"
+    for folder in ("src", "other", "mine"):
+        (ws / folder).mkdir(parents=True)
+    (ws / "src" / "x.py").write_text("x = 1\n")
+    (ws / "mine" / "x.py").write_text("the person's own\n")
+    points = Checkpoints(ws, tmp_path / "private")
+
+    def work() -> None:
+        (ws / "src" / "x.py").unlink()
+        (ws / "src").rmdir()
+        (ws / "src").symlink_to("other")
+
+    _turn(points, "t1", 1, work)
+    (ws / "src").unlink()
+    (ws / "src").symlink_to("mine")  # the person's
+    with pytest.raises(OSError, match="a folder on the way to src/x.py is now a link"):
+        points.restore()
+    assert (ws / "mine" / "x.py").read_text() == "the person's own\n"
+    assert os.readlink(ws / "src") == "mine"

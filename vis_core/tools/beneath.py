@@ -390,12 +390,13 @@ class Beneath:
         exclusive: bool = False,
         suffix: str = ".vis-tmp",
         check: Callable[[str], None] | None = None,
+        through_links: bool = True,
     ) -> str:
         """Write ``data`` to a new temporary file beside ``path`` and rename it over ``path``
         (``exclusive``: only if nothing is there, else ``FileExistsError``). The file gets
         ``mode``, else 0600. ``check`` sees the path from the root that will be written (links
         resolved) first and may refuse it. Returns that path."""
-        folder, name, walked = self._parent(path, make=True)
+        folder, name, walked = self._parent(path, make=True, through_links=through_links)
         written = os.path.normpath(os.path.join(walked, name))
         try:
             if check is not None:
@@ -429,11 +430,11 @@ class Beneath:
             os.close(folder)
         return written
 
-    def chmod(self, path: str | os.PathLike[str], mode: int) -> None:
+    def chmod(self, path: str | os.PathLike[str], mode: int, *, through_links: bool = True) -> None:
         """Give the regular file ``path`` ``mode``; a link as its last name (swapped in by a
         block) is refused, not followed. Its descriptor is changed, not a name looked up
         again, and a mode that denies reading does not stand in the way."""
-        folder, name, _ = self._parent(path)
+        folder, name, _ = self._parent(path, through_links=through_links)
         try:
             fd = os.open(name, (_O_PATH or os.O_RDONLY) | _NOFOLLOW | _CLOEXEC, dir_fd=folder)
         finally:
@@ -448,8 +449,8 @@ class Beneath:
         finally:
             os.close(fd)
 
-    def unlink(self, path: str | os.PathLike[str]) -> None:
-        folder, name, _ = self._parent(path)
+    def unlink(self, path: str | os.PathLike[str], *, through_links: bool = True) -> None:
+        folder, name, _ = self._parent(path, through_links=through_links)
         try:
             os.unlink(name, dir_fd=folder)
         finally:

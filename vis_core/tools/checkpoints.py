@@ -634,11 +634,11 @@ class Checkpoints:
 
     def _remove_file(self, rel: str) -> None:
         try:
-            self.files.unlink(rel)
+            self.files.unlink(rel, through_links=False)
         except FileNotFoundError:
             pass  # gone already
         except Escape:
-            raise self._outside(rel) from None
+            raise self._refused(rel) from None
 
     def _remove_link(self, rel: str, target: str) -> None:
         """Remove the link ``rel`` (as the scan saw it, to ``target``) itself, in a folder
@@ -652,7 +652,7 @@ class Checkpoints:
                 f"/undo: {rel} changed while /undo ran; not touched, undo again"
             ) from None
         except Escape:
-            raise self._through_link(rel) from None
+            raise self._refused(rel) from None
 
     def _make_link(self, rel: str, target: str) -> None:
         """Make ``rel`` a link to ``target`` again (its text only: nothing is written through
@@ -664,14 +664,7 @@ class Checkpoints:
                 f"/undo: {rel} is now a file or a folder; move it away and undo again"
             ) from None
         except Escape:
-            raise self._through_link(rel) from None
-
-    @staticmethod
-    def _through_link(rel: str) -> OSError:
-        return OSError(
-            f"/undo: a folder on the way to {rel} is now a link (or leads outside the "
-            "workspace); not touched"
-        )
+            raise self._refused(rel) from None
 
     def _remove_emptied_folders(self, removed: list[str], target: Checkpoint) -> None:
         """The folders of what this undo removed that hold no file or link the workspace had
@@ -787,8 +780,13 @@ class Checkpoints:
         return done.stdout
 
     @staticmethod
-    def _outside(rel: str) -> OSError:
-        return OSError(f"/undo: the folder of {rel} now leads outside the workspace; not touched")
+    def _refused(rel: str) -> OSError:
+        """Why nothing is written or removed at ``rel``: /undo goes through no link (one
+        a block swapped in for a folder would lead it elsewhere, in the workspace or out)."""
+        return OSError(
+            f"/undo: a folder on the way to {rel} is now a link (or leads outside the "
+            "workspace); not touched"
+        )
 
     def _as_listed(self, path: Path | str, size: int) -> bytes | None:
         """The bytes of workspace file ``path`` when it still holds the ``size`` its stat
@@ -802,9 +800,9 @@ class Checkpoints:
 
     def _put_mode_back(self, rel: str, mode: int) -> None:
         try:
-            self.files.chmod(rel, mode)
+            self.files.chmod(rel, mode, through_links=False)
         except Escape:
-            raise self._outside(rel) from None
+            raise self._refused(rel) from None
 
     def _put_back(self, rel: str, data: bytes, mode: int) -> None:
         """Write ``rel`` again beneath the workspace (a new, unique temp file renamed over it:
@@ -818,6 +816,6 @@ class Checkpoints:
                 raise OSError(
                     f"/undo: {rel} is now a link or a folder; move it away and undo again"
                 )
-            self.files.write_atomic(rel, data, mode=mode, suffix=".vis-undo")
+            self.files.write_atomic(rel, data, mode=mode, suffix=".vis-undo", through_links=False)
         except Escape:
-            raise self._outside(rel) from None
+            raise self._refused(rel) from None

@@ -186,3 +186,31 @@ def test_chmod_changes_the_file_never_a_link_s_target(kernel: str, tree: tuple[P
             files.chmod(path, 0o777)
     assert (outside / "secret").stat().st_mode & 0o777 == 0o600
     assert (root / "a" / "b" / "dir").stat().st_mode & 0o777 != 0o777
+
+
+def test_a_link_is_made_and_removed_through_no_link(kernel: str, tree: tuple[Path, Path]) -> None:
+    """``symlink`` and ``remove_link`` (what /undo makes and removes links with) refuse any
+    link on the way, in the root or out; neither replaces nor removes anything but the link
+    they were asked about, and a target is text, never resolved."""
+    root, outside = tree
+    (root / "in").symlink_to("a", target_is_directory=True)
+    (root / "out").symlink_to(outside, target_is_directory=True)
+    b = Beneath(root)
+    b.symlink("../../../etc/shadow", "a/new/l")  # the folder made, the target only text
+    assert os.readlink(root / "a" / "new" / "l") == "../../../etc/shadow"
+    for through in ("in/l", "out/l", "in/b/l", "out/sub/l"):
+        with pytest.raises(Escape, match="is a link; not followed here"):
+            b.symlink("x", through)
+        with pytest.raises(Escape, match="is a link; not followed here"):
+            b.remove_link(through, "x")
+    assert sorted(p.name for p in outside.iterdir()) == ["secret"]
+    assert not (root / "a" / "l").exists()
+    with pytest.raises(FileExistsError):
+        b.symlink("x", "a/b/f.txt")  # never over what is there
+    with pytest.raises(FileExistsError, match="no longer a link"):
+        b.remove_link("a/b/f.txt", "x")
+    with pytest.raises(FileExistsError, match="now links elsewhere"):
+        b.remove_link("a/new/l", "x")
+    assert (root / "a" / "b" / "f.txt").read_text() == "inside\n"
+    b.remove_link("out", str(outside))  # the link itself: what it leads to stays
+    assert not (root / "out").is_symlink() and outside.is_dir()

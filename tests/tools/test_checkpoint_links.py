@@ -355,3 +355,30 @@ def test_a_file_is_never_written_through_a_folder_link_inside_the_workspace(
         points.restore()
     assert (ws / "mine" / "x.py").read_text() == "the person's own\n"
     assert os.readlink(ws / "src") == "mine"
+
+
+def test_a_turn_that_goes_past_the_link_budget_records_none_of_its_links(
+    tmp_path: Path,
+) -> None:
+    """Within the budget when the turn starts, past it when it ends: the turn's ``left``
+    record of links would have held every one it made (4 KiB each); it holds none, its
+    blocks say ``/undo`` cannot restore them, and ``/undo`` puts back its files only."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "f.txt").write_text("one\n")
+    (ws / "keep").symlink_to("k")
+    points = Checkpoints(ws, tmp_path / "private", max_links=20)
+    points.take("t1", 1)
+    watch = BlockChanges(points, "t1")
+    watch.start()
+    (ws / "f.txt").write_text("two\n")
+    (ws / "keep").unlink()
+    for n in range(30):
+        (ws / f"l{n}").symlink_to("x/" * 2000 + str(n))
+    changes = {c.path: c.note for c in watch.finish()}
+    assert LINKS_LOST in changes["l0"] and LINKS_LOST in changes["keep"]
+    assert not points.drop_if_unchanged("t1", watch.seen)
+    assert max(p.stat().st_size for p in points.folder.glob("*.json")) < 4096
+    report = points.restore()
+    assert report.restored == ("f.txt",) and report.links == ()
+    assert (ws / "l0").is_symlink() and not (ws / "keep").is_symlink()

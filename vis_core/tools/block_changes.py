@@ -92,10 +92,14 @@ class BlockChanges:
                 r for r in links.keys() | links_before.keys() if links.get(r) != links_before.get(r)
             ]
         touched = sorted(set(touched))
+        links_lost = links != links_before and (
+            self._links_lost or not self.checkpoints.records(links)
+        )
+        links_note = LINKS_LOST if links_lost else ""
         changes: list[FileChange] = []
         for rel in touched[:MAX_FILES]:
             if rel in links or rel in links_before:
-                changes.append(self._link_change(rel, before, now, links_before, links))
+                changes.append(self._link_change(rel, before, now, links_before, links, links_note))
                 continue
             old = self._old_bytes(rel, before[rel][0]) if rel in before else b""
             new = self._read(rel) if rel in now else b""
@@ -130,10 +134,11 @@ class BlockChanges:
         now: Listing,
         links_before: dict[str, str],
         links: dict[str, str],
+        lost: str,
     ) -> FileChange:
-        """The change of ``rel``, a link before or after the block (or both)."""
+        """The change of ``rel``, a link before or after the block (or both); ``lost``: why
+        ``/undo`` cannot restore it, if it cannot."""
         was, target = links_before.get(rel), links.get(rel)
-        lost = LINKS_LOST if self._links_lost else ""
         if rel in now:  # a link replaced by a file
             new = self._read(rel)
             self._after[rel] = new

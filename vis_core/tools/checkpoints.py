@@ -365,15 +365,13 @@ class Checkpoints:
         self.links = {path[cut:]: target for path, target in link_targets(root, links).items()}
         return {path[cut:]: st for path, st in shown.items() if stat.S_ISREG(st.st_mode)}
 
-    def _recorded_links(self) -> Links | None:
-        """The links the last scan saw, when within what a checkpoint records (None: more,
-        or longer, than ``max_links`` and ``max_link_bytes`` allow: a block that made a
-        hundred thousand links of 4 KiB costs no manifest 400 MB)."""
-        links = self.links
+    def records(self, links: Links) -> bool:
+        """Whether a checkpoint records ``links``: no more, or longer, than ``max_links`` and
+        ``max_link_bytes`` allow (a block that made a hundred thousand links of 4 KiB costs
+        no manifest 400 MB)."""
         if len(links) > self.max_links:
-            return None
-        size = sum(len(rel) + len(target) for rel, target in links.items())
-        return dict(links) if size <= self.max_link_bytes else None
+            return False
+        return sum(len(rel) + len(target) for rel, target in links.items()) <= self.max_link_bytes
 
     def kept_bytes(self, digest: str) -> bytes | None:
         """The bytes a checkpoint kept under ``digest`` (None: git no longer has them)."""
@@ -414,7 +412,7 @@ class Checkpoints:
             st = scanned[rel]
             files[rel] = [st.st_size, st.st_mtime_ns, st.st_mode & 0o7777, digest]
         changes = _changes(before, files) if last is not None else {}
-        links = self._recorded_links()  # as the scan above saw them
+        links = dict(self.links) if self.records(self.links) else None  # as the scan saw them
         moved = None  # the links' changes, when both sides are known
         if last is not None and last.links is not None and links is not None:
             moved = _changes(last.links, links)
@@ -469,6 +467,8 @@ class Checkpoints:
         now = seen if seen is not None else self._listing()
         before = listed(last.files)
         links = last.links  # None: not recorded, so not compared
+        if links is not None and not self.records(now.links):
+            links = None  # past the budget at the end: this turn's links are not undone
         if now.files != before or (links is not None and now.links != links):
             left = {
                 rel: list(now.files[rel]) if rel in now.files else None

@@ -382,3 +382,22 @@ def test_a_turn_that_goes_past_the_link_budget_records_none_of_its_links(
     report = points.restore()
     assert report.restored == ("f.txt",) and report.links == ()
     assert (ws / "l0").is_symlink() and not (ws / "keep").is_symlink()
+
+
+def test_a_link_over_a_file_without_a_copy_stays(tmp_path: Path) -> None:
+    """The turn replaced a file of which the checkpoint kept no copy (too large) by a link:
+    ``/undo`` cannot bring the file back, so it leaves the link rather than nothing, and
+    names the file, as it does a file it cannot restore."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "big.bin").write_bytes(b"x" * 64)
+    points = Checkpoints(ws, tmp_path / "private", max_file_bytes=32)
+
+    def work() -> None:
+        (ws / "big.bin").unlink()
+        (ws / "big.bin").symlink_to("elsewhere.bin")
+
+    _turn(points, "t1", 1, work)
+    report = points.restore()
+    assert report.not_kept == ("big.bin",) and report.restored == report.removed == ()
+    assert os.readlink(ws / "big.bin") == "elsewhere.bin"

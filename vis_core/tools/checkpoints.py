@@ -582,7 +582,9 @@ class Checkpoints:
             or self._as_left(rel, now, now_links, was, touched, touched_links or {}, kept)
         ]
         for rel in todo:  # first the links they made or re-pointed (one where a folder was)
-            link = now_links.get(rel)
+            link, was_file = now_links.get(rel), target.files.get(rel)
+            if was_file is not None and was_file[3] is None:
+                continue  # over a file of which no copy was kept: it stays (named, not kept)
             if link is not None and link != was_links.get(rel):
                 self._remove_link(rel, link)
                 emptied.append(rel)

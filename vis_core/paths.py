@@ -112,6 +112,13 @@ def cache_dir(environ: dict[str, str] | None = None) -> Path:
     return Path(platformdirs.user_cache_dir(APP_NAME))
 
 
+def vis_folders(environ: dict[str, str] | None = None) -> list[Path]:
+    """Every folder Vis keeps its own files in (VIS_HOME or the platform folders), its cache
+    too: every ``vis`` process runs the code kept there."""
+    paths = VisPaths.from_env(environ)
+    return sorted({paths.config_dir, paths.data_dir, paths.log_dir, cache_dir(environ)})
+
+
 def folders_problem(paths: VisPaths | None = None) -> str | None:
     """Why Vis cannot keep its files where it should (VIS_HOME or the platform folders)."""
     paths = paths or VisPaths.from_env()
@@ -208,9 +215,11 @@ class ControlSnapshot:
     here, and Vis loads these bytes (settings, environment, MCP servers, extension code),
     never the files again, so what was checked and what runs cannot differ.
 
-    A link is followed: its target's content is hashed and kept. A linked folder inside
-    ``.vis/`` (and ``.vis`` itself as a link) is hashed by its link text and not followed,
-    so nothing under it loads.
+    A link to a file of the project is followed: its target's content is hashed and kept,
+    and ``links`` names it, for ``vis trust`` to say. A link leading out of the project (or
+    into Vis's own folders) is hashed by its link text and not followed: a problem when Vis
+    would load it. A linked folder inside ``.vis/`` (and ``.vis`` itself as a link) is hashed
+    by its link text and not followed, so nothing under it loads.
     """
 
     root: Path
@@ -219,6 +228,7 @@ class ControlSnapshot:
     problems: Mapping[str, str] = field(default_factory=dict)  # relative path: why not kept
     digests: Mapping[str, bytes] = field(default_factory=dict)  # relative path: what was hashed
     linked_folders: tuple[str, ...] = ()  # links to folders in .vis/ (not followed, not loaded)
+    links: Mapping[str, str] = field(default_factory=dict)  # relative path: its target's, followed
 
     def read(self, relative: str) -> bytes | None:
         """The bytes of control file ``relative`` (``vis.yml``, ``.vis/mcp.json``) as
@@ -238,41 +248,75 @@ class ControlSnapshot:
 
 
 def _read_control(
-    path: Path, keep: bool, whole: bool = True
+    path: Path, root: Path, keep: bool, whole: bool = True
 ) -> tuple[bytes, bytes | None, str | None]:
-    """(what the fingerprint takes for ``path``, its bytes when kept, why not kept)."""
+    """(what the fingerprint takes for ``path``, its bytes when kept, why not kept).
+
+    Only a regular file of the project is read, and at most :data:`HASH_LIMIT` bytes of it,
+    whatever its size says: a link leading out of ``root`` or into Vis's own folders (a
+    jailed block's ``.env.local -> /tmp/secret-creds``, a checkout's ``.env.x ->
+    /proc/self/mem``) is taken by its link text, never opened."""
     import hashlib
     import stat
 
+    text = b""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # follows a link
+        linked = os.path.islink(path)
+        if linked:
+            text = b"link:" + os.fsencode(os.readlink(path))
+            outside = _outside(Path(os.path.realpath(path)), root)
+            if outside is not None:
+                return text, None, outside
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | _NOFOLLOW[linked])
     except OSError as exc:
         why = exc.strerror or str(exc)
         if os.path.islink(path):  # a broken link, or one Vis may not follow
             return b"link:" + os.fsencode(os.readlink(path)), None, why
         return f"unreadable:{exc.errno}".encode(), None, why
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
-        os.close(fd)
-        if os.path.islink(path):
-            return b"link:" + os.fsencode(os.readlink(path)), None, None
-        return b"other", None, "not a regular file"
-    if info.st_size > HASH_LIMIT:  # a sparse file costs a block nothing to make, Vis minutes
-        os.close(fd)
+    try:
+        info = os.fstat(fd)
+        if linked:  # where the opened file lies, not what the link said a moment ago
+            opened = Path(os.path.realpath(f"/proc/self/fd/{fd}"))
+            if not opened.exists():  # no /proc: the name
+                opened = Path(os.path.realpath(path))
+            outside = _outside(opened, root)
+            if outside is not None:
+                return text, None, outside
+        if not stat.S_ISREG(info.st_mode):
+            return (text, None, None) if linked else (b"other", None, "not a regular file")
         taken = b"large:%d:%d:%d:%d" % (info.st_size, info.st_mtime_ns, info.st_dev, info.st_ino)
-        return taken, None, f"larger than {KEEP_LIMIT >> 20} MiB" if keep else None
-    with os.fdopen(fd, "rb") as stream:
+        if info.st_size > HASH_LIMIT:  # a sparse file costs a block nothing to make, Vis minutes
+            return taken, None, f"larger than {KEEP_LIMIT >> 20} MiB" if keep else None
         digest, chunks, size = hashlib.sha256(), [], 0
-        while chunk := stream.read(1 << 20):
+        while size <= HASH_LIMIT and (chunk := os.read(fd, min(1 << 20, HASH_LIMIT + 1 - size))):
             digest.update(chunk)
             size += len(chunk)
             if keep and size <= KEEP_LIMIT:
                 chunks.append(chunk)
             elif not whole:  # not hashed: no need to read what is not kept
                 break
+    except OSError as exc:  # a file the kernel makes as it is read, a failing disk
+        return f"unreadable:{exc.errno}".encode(), None, exc.strerror or str(exc)
+    finally:
+        os.close(fd)
+    if size > HASH_LIMIT:  # more than its size said (a file of /proc, of a FUSE mount)
+        return taken, None, f"larger than {KEEP_LIMIT >> 20} MiB" if keep else None
     if keep and size > KEEP_LIMIT:
         return digest.digest(), None, f"larger than {KEEP_LIMIT >> 20} MiB"
     return digest.digest(), (b"".join(chunks) if keep else None), None
+
+
+_NOFOLLOW = {False: os.O_NOFOLLOW, True: 0}  # a name listed as a file: swapped for a link, ELOOP
+
+
+def _outside(target: Path, root: Path) -> str | None:
+    """Why a control file that is a link to ``target`` is not read (None: it may be)."""
+    if target != root and root not in target.parents:
+        return f"it is a link leading out of the project (to {target}), which Vis does not follow"
+    for folder in map(os.path.realpath, vis_folders()):
+        if target.is_relative_to(folder):
+            return f"it is a link into Vis's own folder {folder}, which Vis does not follow"
+    return None
 
 
 def take_snapshot(project: Path | str, *, hashed: bool = True) -> ControlSnapshot:
@@ -287,23 +331,26 @@ def take_snapshot(project: Path | str, *, hashed: bool = True) -> ControlSnapsho
     problems: dict[str, str] = {}
     digests: dict[str, bytes] = {}
     linked: list[str] = []
+    links: dict[str, str] = {}
     for path in control_files(root):
         relative = path.relative_to(root).as_posix()
         keep = _loaded(relative)
         if not keep and not hashed:
             continue
         digest.update(os.fsencode(path.relative_to(root)) + b"\0")
-        taken, data, problem = _read_control(path, keep, hashed)
+        taken, data, problem = _read_control(path, root, keep, hashed)
         digest.update(taken + b"\0")
         digests[relative] = taken
         if relative.startswith(".vis") and path.is_symlink() and path.is_dir():
             linked.append(relative)
+        elif path.is_symlink() and not taken.startswith(b"link:"):  # followed to a file here
+            links[relative] = Path(os.path.realpath(path)).relative_to(root).as_posix()
         if data is not None:
             files[relative] = data
         elif keep and problem is not None:
             problems[relative] = problem
     fingerprint = digest.hexdigest() if hashed else ""
-    return ControlSnapshot(root, fingerprint, files, problems, digests, tuple(linked))
+    return ControlSnapshot(root, fingerprint, files, problems, digests, tuple(linked), links)
 
 
 def project_fingerprint(project: Path | str) -> str:

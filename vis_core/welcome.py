@@ -11,12 +11,19 @@ from typing import Any
 
 from vis_core.model.channel import Channel
 from vis_core.model.welcome import WelcomeFacts
-from vis_core.paths import ControlSnapshot, TrustStore, VisPaths, find_project_root, take_snapshot
+from vis_core.paths import (
+    ControlSnapshot,
+    TrustStore,
+    VisPaths,
+    find_project_root,
+    take_snapshot,
+    vis_folders,
+)
 from vis_core.providers.base import ModelChoice, ProviderConfigError
 from vis_core.settings.reading import SettingsReader
 from vis_core.settings.values import Source
 from vis_core.system import jail_check
-from vis_core.system.jail import jail_refusal, vis_folders
+from vis_core.system.jail import jail_refusal
 from vis_core.system.jail_paths import ReadPaths, hidden_path_entries, home_relative, read_paths
 
 LOGIN_HINT = "  4. In the app: /login chooses a provider, saves its key and picks\n     a model.\n"

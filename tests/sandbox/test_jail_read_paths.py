@@ -9,9 +9,8 @@ import yaml
 
 from vis_core.events import BlockFinished
 from vis_core.host import Host, HostOptions
-from vis_core.paths import VisPaths
+from vis_core.paths import VisPaths, vis_folders
 from vis_core.settings.core import check_value
-from vis_core.system.jail import vis_folders
 from vis_core.system.jail_paths import hidden_path_entries, read_paths
 from vis_core.welcome import jail_mode
 

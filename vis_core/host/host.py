@@ -39,7 +39,7 @@ from vis_core.settings.logfile import attach_log_file
 from vis_core.settings.order import ChangeOrder
 from vis_core.settings.service import SettingsService
 from vis_core.settings.storage import disabled_extensions
-from vis_core.settings.trust_notice import skipped_notice
+from vis_core.settings.trust_notice import not_loaded, skipped_notice
 from vis_core.store import Store
 from vis_core.store.session_lock import SessionLocks
 from vis_core.system import jail_check
@@ -285,6 +285,10 @@ class Host:
                 "after you trusted the project), so nothing under it loads. Copy the folder "
                 "into .vis/ instead, then run `vis trust` again."
             )
+        if self.space.trusted:  # the other files' problems are said where they load
+            notes += [
+                f"project {project}: {line}" for line in not_loaded(self.settings.snapshot, ".env")
+            ]
         # every value Vis cannot read that decides what runs (the jail's, a limit's, each
         # --toggles entry), said once; a front end that stops on it says it on its own
         refusal = self.settings.refusal()

@@ -11,8 +11,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from vis_core.paths import vis_folders
 from vis_core.system.git_dirs import SHAPE, may_be_shaped, open_beneath, shape_at
-from vis_core.system.jail import vis_folders
 
 MAX_GIT_FOLDERS = 2_000  # folders listed per look: those that changed (or are new) first
 MAX_KNOWN_FOLDERS = 50_000  # folders kept and looked at (one lstat each) per look

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from vis_core.paths import vis_folders
 from vis_core.providers.common import estimate_tokens
 from vis_core.small_files import read_within
-from vis_core.system.jail import vis_folders
 
 log = logging.getLogger(__name__)
 

@@ -222,7 +222,7 @@ def check_value(setting_id: str, value: Any) -> None:
             raise ValueError(f"setting 'network_allowed_hosts': {exc}") from None
         return
     if setting_id == JAIL_READ_PATHS.id and value is not None:
-        from vis_core.system.jail import vis_folders
+        from vis_core.paths import vis_folders
         from vis_core.system.jail_paths import read_paths
 
         left_out = read_paths(str(value), vis_folders()).left_out

@@ -22,15 +22,29 @@ def trust_notice(root: Path, snapshot: ControlSnapshot, values: ProjectValues) -
     for setting_id, (value, effect) in LOOSENING.items():
         if setting_id in settings and settings[setting_id] == value:
             lines.append(f"  ! {setting_id} = {_shown(value)}: {effect}")
-    kinds = _kinds(snapshot.digests)
+    lines += [f"  ! {line}" for line in not_loaded(snapshot)]
+    kinds = _kinds(name for name in snapshot.digests if name not in snapshot.problems)
     if settings:
         shown = [f"{key} = {_shown(value)}" for key, value in sorted(settings.items())]
         kinds.insert(2, f"settings: {_listed(shown)}")
     lines += [f"  {kind}" for kind in kinds]
+    if snapshot.links:  # what a link's target holds loads, so a change of it is one to see
+        followed = [f"{name} -> {target}" for name, target in sorted(snapshot.links.items())]
+        lines.append(f"  links followed (their targets load): {_listed(followed)}")
     if len(lines) == 1:
         lines[0] = f"Trusted {root}: it has no extensions, MCP servers or settings for Vis yet."
     lines.append("A change to these files takes the trust back until you run `vis trust` again.")
     return "\n".join(lines)
+
+
+def not_loaded(snapshot: ControlSnapshot, prefix: str = "") -> list[str]:
+    """Each control file (whose name starts with ``prefix``) Vis would load but did not, as
+    ``name: why`` (a link out of the project, a hard link, a file it could not read)."""
+    return [
+        _listed([f"{name} not loaded: {why}"])
+        for name, why in sorted(snapshot.problems.items())
+        if name.startswith(prefix)
+    ]
 
 
 def skipped_notice(root: Path) -> str | None:

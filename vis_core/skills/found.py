@@ -22,8 +22,8 @@ from pathlib import Path
 
 from vis_core.extension_host.guides import MAX_GUIDE_BYTES, parse_guide
 from vis_core.model.extensions import GuideKind
+from vis_core.paths import vis_folders
 from vis_core.small_files import read_within
-from vis_core.system.jail import vis_folders
 from vis_core.tools.discovery import Guide
 
 log = logging.getLogger(__name__)

@@ -12,6 +12,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from vis_core.paths import vis_folders
 from vis_core.small_files import small_text
 from vis_core.system.jail_check import (
     SYSTEM_DIRS,
@@ -195,15 +196,6 @@ def home_warning(workspace: Path) -> str | None:
         "it. With the jail on, home's dot files and folders (~/.bashrc, ~/.ssh, ~/.config) "
         "and new files directly in home stay read-only; start Vis in a project folder instead"
     )
-
-
-def vis_folders(environ: dict[str, str] | None = None) -> list[Path]:
-    """Every folder Vis keeps its own files in (VIS_HOME or the platform folders), its cache
-    too: every ``vis`` process runs the code kept there."""
-    from vis_core.paths import VisPaths, cache_dir
-
-    paths = VisPaths.from_env(environ)
-    return sorted({paths.config_dir, paths.data_dir, paths.log_dir, cache_dir(environ)})
 
 
 @functools.cache

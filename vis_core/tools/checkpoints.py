@@ -39,9 +39,8 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from vis_core.model.undo import FolderTooBig, Listed, UndoReport
-from vis_core.paths import private_dir, write_private
+from vis_core.paths import private_dir, vis_folders, write_private
 from vis_core.system.git import GitFailed, run_git
-from vis_core.system.jail import vis_folders
 from vis_core.tools.beneath import Beneath, Escape
 from vis_core.tools.display import plural
 from vis_core.tools.ignore import link_targets, listed_states, no_repository_above

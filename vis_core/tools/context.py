@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from vis_core.system.jail import is_protected, vis_folders
+from vis_core.paths import vis_folders
+from vis_core.system.jail import is_protected
 from vis_core.system.lifetime import ChildLimits
 from vis_core.system.shell import ShellManager
 from vis_core.text_limits import format_size, printable

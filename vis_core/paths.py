@@ -255,7 +255,8 @@ def _read_control(
     Only a regular file of the project is read, and at most :data:`HASH_LIMIT` bytes of it,
     whatever its size says: a link leading out of ``root`` or into Vis's own folders (a
     jailed block's ``.env.local -> /tmp/secret-creds``, a checkout's ``.env.x ->
-    /proc/self/mem``) is taken by its link text, never opened."""
+    /proc/self/mem``) is taken by its link text, never opened. A file with another name (a
+    hard link) is not kept: a write through that name would change it unseen by the jail."""
     import hashlib
     import stat
 
@@ -303,6 +304,8 @@ def _read_control(
         return taken, None, f"larger than {KEEP_LIMIT >> 20} MiB" if keep else None
     if keep and size > KEEP_LIMIT:
         return digest.digest(), None, f"larger than {KEEP_LIMIT >> 20} MiB"
+    if keep and info.st_nlink > 1:
+        return digest.digest(), None, hard_link_problem(path, info.st_nlink)
     return digest.digest(), (b"".join(chunks) if keep else None), None
 
 
@@ -317,6 +320,18 @@ def _outside(target: Path, root: Path) -> str | None:
         if target.is_relative_to(folder):
             return f"it is a link into Vis's own folder {folder}, which Vis does not follow"
     return None
+
+
+def hard_link_problem(path: Path | str, names: int) -> str:
+    """Why a control file with another name (a hard link) is not loaded, and what to do."""
+    import shlex
+
+    own = shlex.quote(f"{path}.own")
+    return (
+        f"it has another name (a hard link, {names} names in all), through which a block could "
+        f"change it unseen; give it a file of its own (cp -p {shlex.quote(str(path))} {own} "
+        f"&& mv {own} {shlex.quote(str(path))})"
+    )
 
 
 def take_snapshot(project: Path | str, *, hashed: bool = True) -> ControlSnapshot:

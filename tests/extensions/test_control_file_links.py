@@ -103,3 +103,19 @@ def test_a_control_file_linked_to_proc_is_named_not_read(
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr and "hello" in done.stdout
     assert ".env.x not loaded: it is a link leading out of the project" in done.stderr
+
+
+def test_a_hard_linked_control_file_is_named_and_not_loaded(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A block's ``os.link('z', '.env.z')`` leaves a control file a later block can change
+    through ``z`` (the jail keeps only ``.env.z`` read-only): Vis does not load it, and says
+    how to give it a file of its own without a fixed name in the shared /tmp."""
+    (workspace / "z").write_text("A=1\n")
+    os.link(workspace / "z", workspace / ".env.z")
+    assert main(["trust", str(workspace)]) == 0
+    out = capsys.readouterr().out
+    env = workspace.resolve() / ".env.z"
+    assert "  ! .env.z not loaded: it has another name (a hard link, 2 names in all)" in out
+    assert f"(cp -p {env} {env}.own && mv {env}.own {env})" in out
+    assert ".env.z" not in take_snapshot(workspace).files

@@ -100,12 +100,14 @@ async def test_the_jail_is_set_up_and_its_child_started_off_the_loop(
 ) -> None:
     """The jail's set-up checks up to 2,000 protected files for a second name, and the start
     waits for the fork: on the loop, the first block froze keys and drawing (~0.2 s). Both run
-    in a thread, the check still before anything starts: a hard link refuses the block."""
+    in a thread, the check still before anything starts: a git hook's hard link refuses the
+    block."""
     problem = _bwrap_problem()
     if problem is not None:
         pytest.skip(problem)
-    (workspace / ".vis").mkdir()
-    protected = workspace / ".vis" / "x.toml"
+    (workspace / ".git" / "hooks").mkdir(parents=True)
+    (workspace / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    protected = workspace / ".git" / "hooks" / "pre-commit"
     protected.write_text("")
     os.link(protected, workspace / "notes.txt")
     watched = {refuse_hard_links.__code__, ChildProcess.__init__.__code__}
@@ -124,11 +126,42 @@ async def test_the_jail_is_set_up_and_its_child_started_off_the_loop(
         ran = await box.run("print('ran')")
     finally:
         sys.setprofile(None)
-    assert refused.error is not None and f"{protected} has another name" in refused.error
+    assert refused.error is not None and f"{protected}: it has another name" in refused.error
     assert refused.stdout == ""
     assert ran.error is None, ran.error
     assert ran.stdout == "ran\n"
     assert on_loop == []
+
+
+async def test_a_hard_link_a_block_makes_to_a_control_file_does_not_stop_later_blocks(
+    make_sandbox: MakeSandbox, workspace: Path
+) -> None:
+    """One block's ``os.link('z', '.env.z')`` made every block of every later session fail
+    ("has another name (a hard link…)"), and the advice copied through a fixed name in the
+    shared /tmp. Now the jail goes on (Vis does not load ``.env.z``: see
+    tests/extensions/test_control_file_links.py); a git hook's second name still refuses,
+    with advice that names only the hook's own folder, quoted for the shell."""
+    problem = _bwrap_problem()
+    if problem is not None:
+        pytest.skip(problem)
+    box = make_sandbox(jail=True)
+    made = await box.run("open('z', 'w').write('A=1\\n')\nimport os\nos.link('z', '.env.z')")
+    assert made.error is None, made.error
+    assert os.stat(workspace / ".env.z").st_nlink == 2
+    later = make_sandbox(jail=True)
+    ran = await later.run("open('.env.z', 'a').write('B=2\\n')")  # still read-only by this name
+    assert ran.error is not None and "Read-only file system" in ran.error
+    assert (workspace / ".env.z").read_text() == "A=1\n"
+
+    hook = workspace / ".git" / "hooks" / "it's"
+    hook.parent.mkdir(parents=True)
+    (workspace / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    hook.write_text("")
+    os.link(hook, workspace / "hook-copy")
+    refused = await make_sandbox(jail=True).run("print('ran')")
+    assert refused.error is not None and "/tmp/x" not in refused.error
+    quoted = "'" + str(hook).replace("'", "'\"'\"'") + "'"
+    assert f"cp -p {quoted} " in refused.error and refused.stdout == ""
 
 
 @pytest.fixture

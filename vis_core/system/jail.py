@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from vis_core.paths import vis_folders
+from vis_core.paths import hard_link_problem, vis_folders
 from vis_core.small_files import small_text
 from vis_core.system.jail_check import (
     SYSTEM_DIRS,
@@ -79,10 +79,18 @@ def _checked_for_links(path: Path, limit: int = LINK_SCAN_LIMIT) -> list[Path]:
 
 
 def refuse_hard_links(protected: Sequence[Path]) -> None:
-    """Raise :class:`JailUnavailable` when a protected file has another name (a hard link
-    made before the jail: an unpacked archive, a session with the jail off): the jail keeps
-    paths read-only, so a write through the other name would change the file."""
+    """Raise :class:`JailUnavailable` when a protected git file (a ``.git``'s config or hooks)
+    has another name (a hard link made before the jail: an unpacked archive, a session with
+    the jail off): the jail keeps paths read-only, so a write through the other name would
+    change what the person's git runs, which nothing else checks. The other control files go
+    on: Vis does not load one with another name, and a change through it to the others
+    (skills, commands) changes the project's fingerprint, so the trust lapses; a block making
+    ``.env.z`` a second name of a file must not stop every later block."""
     for path in protected:
+        if path.name != ".git" and (
+            path.name in PROTECTED_NAMES or path.name.startswith(PROTECTED_PREFIX)
+        ):
+            continue  # not a .git, nor the git folder a .git file names
         for file in _checked_for_links(path):
             try:
                 info = os.lstat(file)
@@ -90,9 +98,7 @@ def refuse_hard_links(protected: Sequence[Path]) -> None:
                 continue
             if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
                 raise JailUnavailable(
-                    f"{file} has another name (a hard link, {info.st_nlink} names in all), "
-                    "through which the jail could not keep it read-only. Give it a file of "
-                    f"its own (cp -p '{file}' /tmp/x && mv /tmp/x '{file}'), then try again."
+                    f"{file}: {hard_link_problem(file, info.st_nlink)}, then try again."
                 )
 
 

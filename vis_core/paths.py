@@ -140,12 +140,77 @@ def folders_problem(paths: VisPaths | None = None) -> str | None:
 
 
 def find_project_root(cwd: Path | str) -> Path:
-    """The nearest folder at or above ``cwd`` holding ``.vis/`` or ``vis.yml``, else ``cwd``."""
+    """The nearest folder at or above ``cwd`` holding ``.vis/`` or ``vis.yml``, both yours
+    (see :func:`not_yours`), else ``cwd``."""
+    return _project_walk(cwd)[0]
+
+
+def foreign_projects(cwd: Path | str) -> list[str]:
+    """The folders at or above ``cwd`` holding ``.vis/`` or ``vis.yml`` that
+    :func:`find_project_root` passed over, another user owning them, each with why."""
+    return _project_walk(cwd)[1]
+
+
+def _project_walk(cwd: Path | str) -> tuple[Path, list[str]]:
     start = Path(cwd).resolve()
+    passed: list[str] = []
     for folder in (start, *start.parents):
-        if (folder / ".vis").is_dir() or (folder / "vis.yml").is_file():
-            return folder
-    return start
+        markers = [m for m in (folder / ".vis", folder / "vis.yml") if _marks(m)]
+        if not markers:
+            continue
+        foreign = not_yours(folder)
+        if foreign is None and any(not_yours(marker) is None for marker in markers):
+            return folder, passed
+        passed.append(
+            f"{folder} is {foreign}" if foreign else f"{markers[0]} is {not_yours(markers[0])}"
+        )
+    return start, passed
+
+
+def _marks(path: Path) -> bool:
+    return path.is_dir() if path.name == ".vis" else path.is_file()
+
+
+def your_owners() -> frozenset[int]:
+    """Who may own a folder or file Vis takes as your project's, as git's safe.directory
+    check has it: you; root, who can change your files anyway; and for Vis run as root by
+    ``sudo``, the user who ran it (``SUDO_UID``). Another user who can write a shared parent
+    (a sticky ``/tmp``) must not choose your project, its settings or its instructions."""
+    owners = {os.geteuid(), 0}
+    sudo = os.environ.get("SUDO_UID", "")
+    if os.geteuid() == 0 and sudo.isdigit():
+        owners.add(int(sudo))
+    return frozenset(owners)
+
+
+def not_yours(path: Path | str, uid: int | None = None) -> str | None:
+    """Why ``path`` (a link not followed), or its owner ``uid`` when given, does not count as
+    yours: "owned by another user (nobody, uid 65534)"; None when it does, or is gone."""
+    if uid is None:
+        try:
+            uid = os.lstat(path).st_uid
+        except OSError:
+            return None
+    if uid in your_owners():
+        return None
+    import pwd
+
+    try:
+        name = f"{pwd.getpwuid(uid).pw_name}, "
+    except KeyError:
+        name = ""
+    return f"owned by another user ({name}uid {uid})"
+
+
+def not_yours_notice(foreign: list[str]) -> str:
+    """The start's note on what :func:`foreign_projects` passed over and the instruction files
+    another user owns (``foreign``: each with why)."""
+    return (
+        f"Vis skipped what another user owns: {'; '.join(foreign)}. It takes no such folder as "
+        "the project and reads no settings or instructions from it, as git does not use "
+        "another user's repository: whoever can write a shared folder (/tmp) could plant them. "
+        "If they are yours, make them yours (chown)."
+    )
 
 
 CONTROL_NAMES = (".vis", "vis.yml")
@@ -256,7 +321,8 @@ def _read_control(
     whatever its size says: a link leading out of ``root`` or into Vis's own folders (a
     jailed block's ``.env.local -> /tmp/secret-creds``, a checkout's ``.env.x ->
     /proc/self/mem``) is taken by its link text, never opened. A file with another name (a
-    hard link) is not kept: a write through that name would change it unseen by the jail."""
+    hard link) is not kept: a write through that name would change it unseen by the jail;
+    nor one another user owns (:func:`not_yours`)."""
     import hashlib
     import stat
 
@@ -306,6 +372,9 @@ def _read_control(
         return digest.digest(), None, f"larger than {KEEP_LIMIT >> 20} MiB"
     if keep and info.st_nlink > 1:
         return digest.digest(), None, hard_link_problem(path, info.st_nlink)
+    foreign = not_yours(path) or not_yours(path, info.st_uid)
+    if keep and foreign is not None:  # a file another user put in a folder of yours
+        return digest.digest(), None, f"it is {foreign}"
     return digest.digest(), (b"".join(chunks) if keep else None), None
 
 

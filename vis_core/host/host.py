@@ -31,9 +31,18 @@ from vis_core.host.session_parts import DraftApproval
 from vis_core.host.sessions import SessionRegistry
 from vis_core.host.workspace import Workspace
 from vis_core.host_options import HostOptions
+from vis_core.instructions.files import foreign_instructions
 from vis_core.interaction import Interaction
 from vis_core.model.channel import Channel
-from vis_core.paths import ControlSnapshot, TrustStore, VisPaths, find_project_root, trust_lapsed
+from vis_core.paths import (
+    ControlSnapshot,
+    TrustStore,
+    VisPaths,
+    find_project_root,
+    foreign_projects,
+    not_yours_notice,
+    trust_lapsed,
+)
 from vis_core.settings.core import extension_load_timeout
 from vis_core.settings.logfile import attach_log_file
 from vis_core.settings.order import ChangeOrder
@@ -285,6 +294,12 @@ class Host:
                 "after you trusted the project), so nothing under it loads. Copy the folder "
                 "into .vis/ instead, then run `vis trust` again."
             )
+        foreign = [
+            *foreign_projects(self.space.root),
+            *foreign_instructions(project, self.space.root),
+        ]
+        if foreign:
+            notes.append(not_yours_notice(foreign))
         if self.space.trusted:  # the other files' problems are said where they load
             notes += [
                 f"project {project}: {line}" for line in not_loaded(self.settings.snapshot, ".env")

@@ -6,16 +6,19 @@ works unchanged. The personal file is ``AGENTS.md`` in Vis's config folder.
 
 Trust: a project's instruction file is text, not code. It is read whether or not the project
 is trusted, as other agents do: it can steer the model, but so can any file the model reads.
+One another user owns (the file, what it links to, or its folder) is not read: whoever can
+write a shared folder would steer the model (see :func:`vis_core.paths.your_owners`).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from vis_core.paths import vis_folders
+from vis_core.paths import not_yours, vis_folders
 from vis_core.providers.common import estimate_tokens
 from vis_core.small_files import read_within
 
@@ -69,7 +72,11 @@ def read_instruction(
     own folders, links followed (``CLAUDE.md -> AGENTS.md`` works). A checkout's
     ``AGENTS.md -> ~/.ssh/id_rsa``, or a link a jailed block made to Vis's ``secrets`` (the
     jail masks VIS_HOME, also inside the workspace), would go to the model server as text
-    (see :func:`read_within`)."""
+    (see :func:`read_within`); nor one another user owns (:func:`foreign_owner`)."""
+    foreign = foreign_owner(path) if within is not None else None
+    if foreign is not None:
+        log.warning("instruction file %s not read: %s", path, foreign)
+        return None
     try:
         hidden = vis_folders() if within is not None else ()
         data = read_within(path, MAX_INSTRUCTION_BYTES + 1, within, hidden)
@@ -80,6 +87,23 @@ def read_instruction(
     if len(data) > MAX_INSTRUCTION_BYTES:
         text += f"\n\n[Vis: {path.name} was cut at {MAX_INSTRUCTION_BYTES // 1024} KiB.]"
     return InstructionFile(path, scope, text) if text else None
+
+
+def foreign_owner(path: Path) -> str | None:
+    """Why the project's instruction file ``path`` is not read: another user owns its folder,
+    it, or the file it links to (None: it is read)."""
+    for item in (path.parent, path, Path(os.path.realpath(path))):
+        foreign = not_yours(item)
+        if foreign is not None:
+            return f"{item} is {foreign}"
+    return None
+
+
+def foreign_instructions(project_root: Path, workspace: Path) -> list[str]:
+    """The project's instruction files :func:`find_instructions` does not read because
+    another user owns them, each with why (said once at the start)."""
+    files = (folder_file(folder) for folder in project_folders(project_root, workspace))
+    return [why for path in files if path is not None and (why := foreign_owner(path))]
 
 
 def project_folders(project_root: Path, workspace: Path) -> list[Path]:

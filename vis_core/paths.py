@@ -334,7 +334,9 @@ def _read_control(
             outside = _outside(Path(os.path.realpath(path)), root)
             if outside is not None:
                 return text, None, outside
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | _NOFOLLOW[linked])
+        # a name listed as a file but swapped for a link since: ELOOP
+        nofollow = 0 if linked else os.O_NOFOLLOW
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | nofollow)
     except OSError as exc:
         why = exc.strerror or str(exc)
         if os.path.islink(path):  # a broken link, or one Vis may not follow
@@ -372,13 +374,9 @@ def _read_control(
         return digest.digest(), None, f"larger than {KEEP_LIMIT >> 20} MiB"
     if keep and info.st_nlink > 1:
         return digest.digest(), None, hard_link_problem(path, info.st_nlink)
-    foreign = not_yours(path) or not_yours(path, info.st_uid)
-    if keep and foreign is not None:  # a file another user put in a folder of yours
-        return digest.digest(), None, f"it is {foreign}"
+    if keep and (foreign := not_yours(path) or not_yours(path, info.st_uid)):
+        return digest.digest(), None, f"it is {foreign}"  # put in a folder of yours by another
     return digest.digest(), (b"".join(chunks) if keep else None), None
-
-
-_NOFOLLOW = {False: os.O_NOFOLLOW, True: 0}  # a name listed as a file: swapped for a link, ELOOP
 
 
 def _outside(target: Path, root: Path) -> str | None:
@@ -427,7 +425,7 @@ def take_snapshot(project: Path | str, *, hashed: bool = True) -> ControlSnapsho
         digests[relative] = taken
         if relative.startswith(".vis") and path.is_symlink() and path.is_dir():
             linked.append(relative)
-        elif path.is_symlink() and not taken.startswith(b"link:"):  # followed to a file here
+        elif path.is_symlink() and problem is None and not taken.startswith(b"link:"):
             links[relative] = Path(os.path.realpath(path)).relative_to(root).as_posix()
         if data is not None:
             files[relative] = data

@@ -1,5 +1,6 @@
 """A real session against the wire servers: a shown image reaches the next request only; signed
-thinking stays in the conversation, also after the session is reopened from the store."""
+thinking stays in the conversation, also after the session is reopened from the store; a
+DeepSeek-like server gets its reasoning back, another server does not."""
 
 from __future__ import annotations
 
@@ -14,7 +15,14 @@ from vis_core.events import AssistantThinking, BlockFinished
 from vis_core.host import Host, HostOptions
 from vis_core.model.turn import TurnStatus
 
-from .wire_servers import WireServer, WireToolCall, anthropic_reply, openai_reply
+from .wire_servers import (
+    WireServer,
+    WireToolCall,
+    anthropic_reply,
+    deepseek_thinking_checks,
+    openai_reply,
+    strict_message_checks,
+)
 
 # the provider SDKs are imported in the test process (anthropic ~2 s of CPU): on one worker
 pytestmark = pytest.mark.xdist_group("sdk-imports")
@@ -42,8 +50,10 @@ def configure(vis_home: Path, server: WireServer, kind: str, monkeypatch: Any) -
     monkeypatch.setenv("WIRE_KEY", "k")
 
 
-async def run(workspace: Path, request: str, session_id: str | None = None) -> tuple[Any, list]:
-    host = await Host.open(HostOptions(workspace=workspace, provider="wire", model="test-model"))
+async def run(
+    workspace: Path, request: str, session_id: str | None = None, provider: str = "wire"
+) -> tuple[Any, list]:
+    host = await Host.open(HostOptions(workspace=workspace, provider=provider, model="test-model"))
     try:
         session = await (host.open_session(session_id) if session_id else host.new_session())
         events: list = []
@@ -129,3 +139,43 @@ async def test_openai_gets_the_shown_image_after_the_tool_results(
     ended, _ = await run(workspace, "again", session_id=ended.session_id)
     assert ended.status is TurnStatus.COMPLETED, ended.error
     assert openai_images(wire_server.bodies[2]) == []  # shown for the next request only
+
+
+async def test_a_deepseek_like_server_gets_its_reasoning_back_and_no_other_server_does(
+    vis_home: Path, workspace: Path
+) -> None:
+    """DeepSeek's thinking mode refuses a request whose tool-calling assistant message lacks
+    its ``reasoning_content``; api.openai.com refuses a message that has one."""
+    call = WireToolCall("call_1", "python_execution", {"code": "print(2 + 2)"})
+    with (
+        WireServer(checks=deepseek_thinking_checks) as deep,
+        WireServer(checks=strict_message_checks) as strict,
+    ):
+        (vis_home / "config.toml").write_text(
+            f'[providers.deep]\nkind = "openai"\nbase_url = "{deep.openai_base_url}"\n'
+            'api_key_env = ""\n'
+            f'[providers.strict]\nkind = "openai"\nbase_url = "{strict.openai_base_url}"\n'
+            'api_key_env = ""\n',
+            encoding="utf-8",
+        )
+        deep.reply(
+            openai_reply(tool_calls=[call], reasoning=THOUGHT),
+            openai_reply("Four.", reasoning="Said it."),
+            openai_reply("Yes, four."),
+        )
+        strict.reply(openai_reply("Still four."))
+        first, _ = await run(workspace, "2 + 2?", provider="deep")
+        assert first.status is TurnStatus.COMPLETED, first.error
+        # another server, then the first one again, on the session reopened from the store
+        moved, _ = await run(workspace, "sure?", first.session_id, provider="strict")
+        assert moved.status is TurnStatus.COMPLETED, moved.error
+        back, _ = await run(workspace, "really?", first.session_id, provider="deep")
+        assert back.status is TurnStatus.COMPLETED, back.error
+
+    def assistants(body: dict[str, Any]) -> list[dict[str, Any]]:
+        return [m for m in body["messages"] if m["role"] == "assistant"]
+
+    [with_call] = assistants(deep.bodies[1])
+    assert with_call["reasoning_content"] == THOUGHT and with_call["tool_calls"]
+    assert [m.get("reasoning_content") for m in assistants(deep.bodies[2])] == [THOUGHT, None, None]
+    assert all(set(m) <= {"role", "content", "tool_calls"} for m in assistants(strict.bodies[0]))

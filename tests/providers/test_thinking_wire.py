@@ -15,7 +15,7 @@ from vis_core.model.conversation import (
 )
 from vis_core.providers.anthropic_provider import AnthropicProvider
 from vis_core.providers.base import ModelRequest, StreamEvent
-from vis_core.providers.openai_provider import OpenAIProvider
+from vis_core.providers.openai_provider import OpenAIProvider, reasoning_mark
 
 from .wire_servers import WireServer, WireToolCall, anthropic_reply, openai_reply
 
@@ -78,6 +78,7 @@ async def test_anthropic_sends_signed_thinking_back_before_the_tool_use(
                 ThinkingPart(THOUGHT, "sig-123"),
                 ThinkingPart(redacted="opaque-bytes"),
                 ThinkingPart("unsigned text cannot go back"),
+                ThinkingPart("DeepSeek's reasoning neither", reasoning_mark("deep")),
             ),
         ),
         Message("tool", "a.txt", tool_call_id="toolu_1"),

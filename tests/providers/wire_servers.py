@@ -342,6 +342,41 @@ def llama_cpp_python_checks(request: RecordedRequest) -> WireReply | None:
     return None
 
 
+def deepseek_thinking_checks(request: RecordedRequest) -> WireReply | None:
+    """What DeepSeek's thinking mode does with a request: an assistant message that made tool
+    calls must carry its ``reasoning_content`` (HTTP 400 otherwise, in DeepSeek's words)."""
+    body = request.body if isinstance(request.body, dict) else {}
+    for index, message in enumerate(body.get("messages", ())):
+        if message.get("tool_calls") and "reasoning_content" not in message:
+            return openai_error(
+                400,
+                f"Missing `reasoning_content` field in the assistant message at message index "
+                f"{index}. For more information, please refer to "
+                "https://api-docs.deepseek.com/guides/thinking_mode#tool-calls",
+                "invalid_request_error",
+                "invalid_request_error",
+            )
+    return None
+
+
+# The fields of a Chat Completions message that api.openai.com (and Groq, Mistral) accept.
+_MESSAGE_FIELDS = frozenset({"role", "content", "name", "tool_calls", "tool_call_id", "refusal"})
+
+
+def strict_message_checks(request: RecordedRequest) -> WireReply | None:
+    """What api.openai.com does with a message field it does not know: HTTP 400."""
+    body = request.body if isinstance(request.body, dict) else {}
+    for index, message in enumerate(body.get("messages", ())):
+        for name in set(message) - _MESSAGE_FIELDS:
+            return openai_error(
+                400,
+                f"Additional properties are not allowed ('{name}' was unexpected) - "
+                f"'messages.{index}'",
+                "invalid_request_error",
+            )
+    return None
+
+
 # --- Anthropic Messages ------------------------------------------------------------------
 
 

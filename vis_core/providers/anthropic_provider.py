@@ -21,12 +21,12 @@ from vis_core.model.usage import Usage
 from vis_core.providers.base import ModelRequest, StreamEvent
 from vis_core.providers.common import (
     ANTHROPIC_KEY_ENV,
+    OPENAI_MARK,
     estimate_tokens,
     read_tool_call,
     request_chars,
 )
 from vis_core.providers.errors import UnfinishedResponse
-from vis_core.providers.openai_responses import REASONING_PREFIX
 from vis_core.providers.sdk_provider import (
     READ_FAULTS,
     GuardedDecoder,
@@ -55,7 +55,7 @@ def _thinking(part: ThinkingPart) -> dict[str, Any] | None:
     """A thinking block as the API takes it back; one without a signature cannot be sent."""
     if part.redacted:
         return {"type": "redacted_thinking", "data": part.redacted}
-    if part.signature and not part.signature.startswith(REASONING_PREFIX):
+    if part.signature and not part.signature.startswith(OPENAI_MARK):
         return {"type": "thinking", "thinking": part.text, "signature": part.signature}
     return None
 

@@ -13,6 +13,10 @@ OPENAI_KEY_ENV = "OPENAI_API_KEY"
 # Local servers (Ollama, llama.cpp, vLLM, LM Studio) ignore the key, but the SDKs need one.
 NO_KEY = "no-key-needed"
 RETRYABLE_STATUSES = frozenset({408, 429})
+# Thinking that only an OpenAI-side server takes back is marked by a ThinkingPart.signature
+# that starts with this (Anthropic's signatures are base64, without a "-"): no provider sends
+# back the other's.
+OPENAI_MARK = "openai-"
 
 
 def is_retryable_status(status: int | None) -> bool:

@@ -24,6 +24,7 @@ from vis_core.model.usage import Usage
 from vis_core.providers.base import ModelRequest, StreamEvent
 from vis_core.providers.common import (
     OPENAI_KEY_ENV,
+    OPENAI_MARK,
     estimate_tokens,
     read_tool_call,
     request_chars,
@@ -56,7 +57,21 @@ _STOP_REASONS = {
 
 # Reasoning text that OpenAI-compatible servers stream beside ``content`` (DeepSeek, vLLM,
 # llama.cpp: ``reasoning_content``; OpenRouter, Ollama: ``reasoning``).
-_REASONING_FIELDS = ("reasoning_content", "reasoning")
+REASONING_CONTENT = "reasoning_content"
+_REASONING_FIELDS = (REASONING_CONTENT, "reasoning")
+
+
+def reasoning_mark(provider: str) -> str:
+    """The signature of reasoning that ``provider``'s server streamed in ``reasoning_content``.
+
+    Such reasoning goes back in that field on the assistant messages that made tool calls:
+    DeepSeek's thinking mode refuses a request without it there ("Missing reasoning_content
+    field in the assistant message at message index N"), and vLLM, SGLang and llama.cpp,
+    which stream the field, read it too. It goes back to that provider only: api.openai.com,
+    Groq and Mistral refuse a message field they do not know, so a session that moves to
+    another server sends what it always did.
+    """
+    return f"{OPENAI_MARK}{REASONING_CONTENT}:{provider}"
 
 
 def image_url_part(image: ImagePart) -> dict[str, Any]:
@@ -75,16 +90,25 @@ def shown_images_message(messages: list[Message]) -> dict[str, Any]:
     return {"role": "user", "content": content}
 
 
-def to_openai_messages(messages: tuple[Message, ...] | list[Message]) -> list[dict[str, Any]]:
+def to_openai_messages(
+    messages: tuple[Message, ...] | list[Message], *, reasoning_from: str = ""
+) -> list[dict[str, Any]]:
     """Neutral messages → Chat Completions messages; the images of a run of tool results follow
-    it as one user message, since every tool call must be answered before anything else."""
+    it as one user message, since every tool call must be answered before anything else.
+
+    ``reasoning_from``: the :func:`reasoning_mark` of the server asked. When any message holds
+    reasoning it marked, every assistant message with tool calls carries ``reasoning_content``
+    (empty for one without such reasoning: DeepSeek wants the field on each of them).
+    """
+    if not any(p.signature == reasoning_from for m in messages for p in m.thinking):
+        reasoning_from = ""
     wire: list[dict[str, Any]] = []
     with_images: list[Message] = []
     for message in messages:
         if message.role != "tool" and with_images:
             wire.append(shown_images_message(with_images))
             with_images = []
-        wire.append(to_openai_message(message))
+        wire.append(to_openai_message(message, reasoning_from=reasoning_from))
         if message.role == "tool" and message.images:
             with_images.append(message)
     if with_images:
@@ -92,7 +116,9 @@ def to_openai_messages(messages: tuple[Message, ...] | list[Message]) -> list[di
     return wire
 
 
-def to_openai_message(message: Message) -> dict[str, Any]:
+def to_openai_message(message: Message, *, reasoning_from: str = "") -> dict[str, Any]:
+    """One message; an assistant message with tool calls carries the reasoning marked
+    ``reasoning_from`` as ``reasoning_content`` (none without ``reasoning_from``)."""
     if message.role == "tool":
         text = f"Error: {message.text}" if message.is_error else message.text
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": text}
@@ -112,6 +138,10 @@ def to_openai_message(message: Message) -> dict[str, Any]:
                 }
                 for call in message.tool_calls
             ]
+            if reasoning_from:
+                wire[REASONING_CONTENT] = "".join(
+                    p.text for p in message.thinking if p.signature == reasoning_from
+                )
         return wire
     if message.images:
         parts: list[dict[str, Any]] = [{"type": "text", "text": message.text}]
@@ -154,19 +184,21 @@ def build_openai_params(
     official: bool,
     options: Mapping[str, str] | None = None,
     strings_only: bool = False,
+    reasoning_from: str = "",
 ) -> dict[str, Any]:
     """The ``chat.completions.create`` keyword arguments for ``request``.
 
     ``official`` (api.openai.com) sends ``max_completion_tokens``, which reasoning models
     require; other servers get the widely supported ``max_tokens``. ``options`` are the
     model's ``reasoning_effort`` and ``tool_choice``; ``strings_only``: the server reads
-    ``tool_choice`` as a string only (llama.cpp).
+    ``tool_choice`` as a string only (llama.cpp); ``reasoning_from``: the mark of the
+    reasoning that goes back (:func:`to_openai_messages`).
     """
     options = options or {}
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
-    messages.extend(to_openai_messages(request.messages))
+    messages.extend(to_openai_messages(request.messages, reasoning_from=reasoning_from))
     params: dict[str, Any] = {
         "model": request.model,
         "messages": messages,
@@ -272,6 +304,9 @@ class OpenAIProvider(SdkProvider):
         super().__init__(**options)
         base_url = self.base_url
         self.official = base_url is None or "api.openai.com" in base_url
+        # what marks the reasoning this server streams in ``reasoning_content`` (none for
+        # OpenAI's own, which never streams it and refuses it back)
+        self.reasoning_mark = "" if self.official else reasoning_mark(self.name)
         self._asked_server: set[str] = set()
         # The server reads ``tool_choice`` as a string only: llama.cpp's (found in /props), or
         # one that refused the object form.
@@ -299,7 +334,11 @@ class OpenAIProvider(SdkProvider):
         names the parameter in its error) is asked once more with ``"required"``, and
         remembered as one that reads strings only."""
         params = build_openai_params(
-            request, official=self.official, options=options, strings_only=self.strings_only
+            request,
+            official=self.official,
+            options=options,
+            strings_only=self.strings_only,
+            reasoning_from=self.reasoning_mark,
         )
         try:
             return await self.client.chat.completions.create(**params)
@@ -309,7 +348,11 @@ class OpenAIProvider(SdkProvider):
             log.info("%s refused tool_choice as an object; sending it as a string", self.server)
             self.strings_only = True
             params = build_openai_params(
-                request, official=self.official, options=options, strings_only=True
+                request,
+                official=self.official,
+                options=options,
+                strings_only=True,
+                reasoning_from=self.reasoning_mark,
             )
             return await self.client.chat.completions.create(**params)
 
@@ -361,6 +404,7 @@ class OpenAIProvider(SdkProvider):
         self.meter(stream, request)
         spy = getattr(stream, "_decoder", None)
         bare = ""  # the first chunk without choices (and without usage): not the wire format
+        unsigned = False  # reasoning_content streamed and not yet marked as such
         try:
             async with stream:
                 await self.check_stream(stream)
@@ -375,8 +419,12 @@ class OpenAIProvider(SdkProvider):
                             reasoning = getattr(delta, name, None)
                             if isinstance(reasoning, str) and reasoning:
                                 yield ThinkingDelta(reasoning)
+                                unsigned |= name == REASONING_CONTENT and bool(self.reasoning_mark)
                                 break
                         if delta is not None and delta.content:
+                            if unsigned:  # the answer starts: the reasoning block ends here
+                                yield ThinkingDelta(signature=self.reasoning_mark)
+                                unsigned = False
                             text_chars += len(delta.content)
                             yield TextDelta(delta.content)
                         for part in (delta.tool_calls if delta is not None else None) or ():
@@ -401,6 +449,8 @@ class OpenAIProvider(SdkProvider):
                 text_chars
                 + sum(len(c["name"]) + sum(map(len, c["arguments"])) for c in calls.parts.values()),
             )
+        if unsigned:
+            yield ThinkingDelta(signature=self.reasoning_mark)
         stop = _STOP_REASONS.get(finish or "stop", finish or StopReason.END_TURN)
         cut = stop == StopReason.MAX_TOKENS
         out_chars = text_chars

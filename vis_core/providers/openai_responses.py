@@ -20,12 +20,11 @@ from vis_core.model.conversation import (
 )
 from vis_core.model.usage import Usage
 from vis_core.providers.base import ModelRequest, ProviderError, StreamEvent
-from vis_core.providers.common import estimate_tokens, read_tool_call, request_chars
+from vis_core.providers.common import OPENAI_MARK, estimate_tokens, read_tool_call, request_chars
 from vis_core.providers.errors import UnfinishedResponse, context_overflow
 
-# A reasoning item travels in ThinkingPart.signature as this prefix + JSON {id, encrypted}:
-# Anthropic's signatures never start with it, so neither provider sends the other's back.
-REASONING_PREFIX = "openai-reasoning:"
+# A reasoning item travels in ThinkingPart.signature as this prefix + JSON {id, encrypted}.
+REASONING_PREFIX = f"{OPENAI_MARK}reasoning:"
 # OpenAI models that reason, and so want their reasoning items back (Responses API).
 _REASONING_MODELS = ("gpt-5", "o1", "o3", "o4", "codex")
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from vis_core.events import AssistantThinking, BlockFinished
 from vis_core.host import Host, HostOptions
 from vis_core.model.turn import TurnStatus
 
@@ -112,7 +113,7 @@ def test_ctrl_c_during_an_endless_stream_ends_the_turn(vis_home: Path, workspace
     assert turn_statuses(vis_home) == ["cancelled"]
 
 
-def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+def _chunk(delta: dict[str, Any], finish: Any = None) -> dict[str, Any]:
     choice = {"index": 0, "delta": delta, "finish_reason": finish}
     return {
         "id": "c",
@@ -121,6 +122,12 @@ def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         "model": "m",
         "choices": [choice],
     }
+
+
+def _call_chunk(**function: Any) -> dict[str, Any]:
+    return _chunk(
+        {"tool_calls": [{"index": 0, "id": "c1", "type": "function", "function": function}]}
+    )
 
 
 def _frame(data: Any) -> str:
@@ -145,6 +152,26 @@ MALFORMED = {
     "a number as text": (
         (_frame(_chunk({"content": 5})), DONE),
         "an event Vis cannot read (TypeError:",
+    ),
+    "a number in the content's parts": (
+        (_frame(_chunk({"content": [{"type": "text", "text": "a"}, 5]})), DONE),
+        "an event Vis cannot read (TypeError: a content part is a number, not an object)",
+    ),
+    "a content part of an unknown type": (
+        (_frame(_chunk({"content": [{"type": "audio", "data": "AAAA"}]})), DONE),
+        "(TypeError: a content part of type 'audio' is neither text nor thinking): \"{",
+    ),
+    "a list as a tool call's arguments": (
+        (_frame(_call_chunk(name="f", arguments=[1])), DONE),
+        "(TypeError: a tool call's arguments is a list, not text)",
+    ),
+    "a number as a tool's name": (
+        (_frame(_call_chunk(name=7)), DONE),
+        "(TypeError: a tool call's name is a number, not text)",
+    ),
+    "a list as the finish reason": (
+        (HELLO, _frame(_chunk({}, ["stop"])), DONE),
+        "(TypeError: finish_reason is a list, not text)",
     ),
     "control characters in JSON": (
         (HELLO, _frame(_chunk({"content": "bell"})).replace("bell", "be\x07ll"), DONE),
@@ -350,3 +377,44 @@ async def test_an_endless_props_answer_does_not_stop_the_turn(
     assert ended.status is TurnStatus.COMPLETED, ended
     assert ended.content == "Still here."
     assert "/props" in server.gets
+
+
+@IN_PROCESS
+async def test_typed_content_parts_and_object_arguments_are_read(
+    vis_home: Path, workspace: Path
+) -> None:
+    """Mistral's Magistral streams ``content`` as a list of typed parts, some servers send a
+    tool call's arguments as a JSON object: both ended the turn with a bare TypeError."""
+    thinking = {"type": "thinking", "thinking": [{"type": "text", "text": "Hm, "}]}
+    parts = [{"type": "thinking", "thinking": "five."}, {"type": "text", "text": "It is"}]
+    magistral = (
+        _frame(_chunk({"content": [thinking]})),
+        _frame(_chunk({"content": parts})),
+        _frame(_chunk({"content": " five."})),
+        _frame(_chunk({}, "stop")),
+        DONE,
+    )
+    code = "print('café', 2 + 3)"
+    call = _call_chunk(name="python_execution", arguments={"code": code})
+    object_arguments = (_frame(call), _frame(_chunk({}, "tool_calls")), DONE)
+    with WireServer() as server:
+        configure(vis_home, server)
+        host = await Host.open(HostOptions(workspace=workspace, provider="local", model="m"))
+        try:
+            session = await host.new_session()
+            events: list[Any] = []
+            session.subscribe(events.append)
+            server.reply(WireReply(frames=magistral))
+            first = await session.submit("hi")
+            server.reply(WireReply(frames=object_arguments), openai_reply("Ran it."))
+            second = await session.submit("run it")
+        finally:
+            await host.close()
+    assert first.status is TurnStatus.COMPLETED and first.content == "It is five.", first
+    thought = [e.text for e in events if isinstance(e, AssistantThinking)]
+    assert thought == ["Hm, five."]
+    assert second.status is TurnStatus.COMPLETED and second.content == "Ran it.", second
+    [block] = [e for e in events if isinstance(e, BlockFinished)]
+    assert block.stdout == "café 5\n"
+    [sent] = [m for m in server.bodies[-1]["messages"] if m.get("tool_calls")]
+    assert json.loads(sent["tool_calls"][0]["function"]["arguments"]) == {"code": code}

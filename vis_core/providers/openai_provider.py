@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import uuid
 from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
 from typing import Any
@@ -14,10 +13,7 @@ from vis_core.model.conversation import (
     Message,
     ResponseDone,
     StopReason,
-    TextDelta,
-    ThinkingDelta,
     ToolCallReady,
-    ToolCallStarted,
     UsageUpdate,
 )
 from vis_core.model.usage import Usage
@@ -26,7 +22,6 @@ from vis_core.providers.common import (
     OPENAI_KEY_ENV,
     OPENAI_MARK,
     estimate_tokens,
-    read_tool_call,
     request_chars,
 )
 from vis_core.providers.errors import (
@@ -34,6 +29,7 @@ from vis_core.providers.errors import (
     UnfinishedResponse,
     body_detail,
 )
+from vis_core.providers.openai_answer import REASONING_CONTENT, AnswerReader, text_or_none
 from vis_core.providers.openai_responses import response_events, wants_responses
 from vis_core.providers.sdk_provider import (
     READ_FAULTS,
@@ -53,12 +49,6 @@ _STOP_REASONS = {
     "length": StopReason.MAX_TOKENS,
     "content_filter": StopReason.REFUSAL,
 }
-
-
-# Reasoning text that OpenAI-compatible servers stream beside ``content`` (DeepSeek, vLLM,
-# llama.cpp: ``reasoning_content``; OpenRouter, Ollama: ``reasoning``).
-REASONING_CONTENT = "reasoning_content"
-_REASONING_FIELDS = (REASONING_CONTENT, "reasoning")
 
 
 def reasoning_mark(provider: str) -> str:
@@ -254,37 +244,6 @@ class _DoneSpy(GuardedDecoder):
         self.done = self.done or sse.data.startswith("[DONE]")
 
 
-class _Calls:
-    """Tool-call pieces gathered by index. Some servers repeat the name (and id) in every
-    chunk, some leave ``index`` out: a repeated name is not appended, a missing index
-    continues the call the id names, else the latest one."""
-
-    def __init__(self) -> None:
-        self.parts: dict[int, dict[str, Any]] = {}
-
-    def add(self, part: Any) -> str | None:
-        """Add a streamed piece; the call's name when this piece first tells it."""
-        index = part.index if isinstance(part.index, int) else None
-        if index is None:
-            same = [i for i, c in self.parts.items() if part.id and c["id"] == part.id]
-            index = same[0] if same else (max(self.parts) if self.parts else 0)
-            if part.id and not same and self.parts:
-                index = max(self.parts) + 1
-        call = self.parts.setdefault(index, {"id": "", "name": "", "arguments": []})
-        if part.id and not call["id"]:
-            call["id"] = part.id
-        function = part.function
-        if function is not None:
-            named = bool(function.name and not call["name"])
-            if named:
-                call["name"] = function.name
-            if function.arguments:
-                call["arguments"].append(function.arguments)
-            if named:
-                return call["name"]
-        return None
-
-
 class OpenAIProvider(SdkProvider):
     """Streams Chat Completions through the official ``openai`` SDK (no SDK retries); OpenAI's
     own reasoning models (or ``api = "responses"``) go through the Responses API instead.
@@ -398,13 +357,11 @@ class OpenAIProvider(SdkProvider):
         await self._ask_server(request.model)
         usage: Usage | None = None
         finish: str | None = None
-        text_chars = 0
-        calls = _Calls()
+        answer = AnswerReader(self.reasoning_mark)
         stream = await self._create(request, options)
         self.meter(stream, request)
         spy = getattr(stream, "_decoder", None)
         bare = ""  # the first chunk without choices (and without usage): not the wire format
-        unsigned = False  # reasoning_content streamed and not yet marked as such
         try:
             async with stream:
                 await self.check_stream(stream)
@@ -414,57 +371,35 @@ class OpenAIProvider(SdkProvider):
                     elif getattr(chunk, "choices", None) is None and not bare:
                         bare = spy.last if isinstance(spy, _DoneSpy) else "?"
                     for choice in chunk.choices or ():
-                        delta = choice.delta
-                        for name in _REASONING_FIELDS if delta is not None else ():
-                            reasoning = getattr(delta, name, None)
-                            if isinstance(reasoning, str) and reasoning:
-                                yield ThinkingDelta(reasoning)
-                                unsigned |= name == REASONING_CONTENT and bool(self.reasoning_mark)
-                                break
-                        if delta is not None and delta.content:
-                            if unsigned:  # the answer starts: the reasoning block ends here
-                                yield ThinkingDelta(signature=self.reasoning_mark)
-                                unsigned = False
-                            text_chars += len(delta.content)
-                            yield TextDelta(delta.content)
-                        for part in (delta.tool_calls if delta is not None else None) or ():
-                            began = calls.add(part)
-                            if began:
-                                yield ToolCallStarted(began)
+                        if choice.delta is not None:
+                            for event in answer.read(choice.delta):
+                                yield event
                         if choice.finish_reason:
-                            finish = choice.finish_reason
+                            finish = text_or_none(choice.finish_reason, "finish_reason")
         except READ_FAULTS as exc:
             raise self.unreadable(exc, stream) from exc
         finally:
             if isinstance(spy, _DoneSpy):
                 await spy.aclose()
-        if bare and finish is None and not text_chars and not calls.parts:
+        if bare and finish is None and not answer.chars:
             raise self.malformed(
                 f"no event held choices (where the answer goes), e.g. {excerpt(bare)}"
             )
         saw_done = getattr(spy, "done", False)
         if finish is None and not saw_done:
-            raise self.unfinished(
-                request,
-                text_chars
-                + sum(len(c["name"]) + sum(map(len, c["arguments"])) for c in calls.parts.values()),
-            )
-        if unsigned:
-            yield ThinkingDelta(signature=self.reasoning_mark)
+            raise self.unfinished(request, answer.chars)
+        for event in answer.end():
+            yield event
         stop = _STOP_REASONS.get(finish or "stop", finish or StopReason.END_TURN)
-        cut = stop == StopReason.MAX_TOKENS
-        out_chars = text_chars
-        for index in sorted(calls.parts):
-            call = calls.parts[index]
-            raw_arguments = "".join(call["arguments"])
-            out_chars += len(call["name"]) + len(raw_arguments)
-            call_id = call["id"] or f"call_{uuid.uuid4().hex[:24]}"
-            yield ToolCallReady(read_tool_call(call_id, call["name"], raw_arguments, cut=cut))
+        calls = answer.calls.ready(cut=stop == StopReason.MAX_TOKENS)
+        for call in calls:
+            yield ToolCallReady(call)
         if usage is None:
             usage = Usage(
-                input=estimate_tokens(request_chars(request)), output=estimate_tokens(out_chars)
+                input=estimate_tokens(request_chars(request)),
+                output=estimate_tokens(answer.chars),
             )
         yield UsageUpdate(usage)
-        if calls.parts and stop == StopReason.END_TURN:
+        if calls and stop == StopReason.END_TURN:
             stop = StopReason.TOOL_USE  # some compatible servers say "stop" after a tool call
         yield ResponseDone(stop)

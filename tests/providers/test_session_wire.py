@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from vis_core.events import AssistantThinking, BlockFinished
+from vis_core.events import AssistantDelta, AssistantThinking, BlockFinished
 from vis_core.host import Host, HostOptions
 from vis_core.model.turn import TurnStatus
 
@@ -179,3 +179,25 @@ async def test_a_deepseek_like_server_gets_its_reasoning_back_and_no_other_serve
     assert with_call["reasoning_content"] == THOUGHT and with_call["tool_calls"]
     assert [m.get("reasoning_content") for m in assistants(deep.bodies[2])] == [THOUGHT, None, None]
     assert all(set(m) <= {"role", "content", "tool_calls"} for m in assistants(strict.bodies[0]))
+
+
+async def test_a_leading_think_block_is_thinking_not_the_reply(
+    vis_home: Path, workspace: Path, wire_server: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that does not parse Qwen3's reasoning out streams it in ``content``: it was
+    shown, stored as the reply and sent back with the next request."""
+    configure(vis_home, wire_server, "openai", monkeypatch)
+    wire_server.reply(
+        openai_reply(f"<think>\n{THOUGHT}\n</think>\n\nA bar chart.", piece=4),
+        openai_reply("Yes."),
+    )
+    ended, events = await run(workspace, "which chart?")
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert ended.content == "A bar chart."
+    assert "".join(e.text for e in events if isinstance(e, AssistantDelta)) == "A bar chart."
+    assert [e.text for e in events if isinstance(e, AssistantThinking)] == [f"{THOUGHT}\n"]
+    ended, _ = await run(workspace, "sure?", session_id=ended.session_id)
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    sent = wire_server.bodies[1]["messages"]
+    assert {"role": "assistant", "content": "A bar chart."} in sent
+    assert not any(THOUGHT in str(m["content"]) for m in sent)

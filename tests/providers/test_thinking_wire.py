@@ -8,6 +8,7 @@ import pytest
 
 from vis_core.model.conversation import (
     Message,
+    TextDelta,
     ThinkingDelta,
     ThinkingPart,
     ToolCall,
@@ -124,3 +125,30 @@ async def test_openai_compatible_reasoning_fields_become_thinking(
     )
     sent = wire_server.bodies[-1]["messages"]
     assert sent[2] == {"role": "assistant", "content": "Four."}  # reasoning is not sent back
+
+
+@pytest.mark.parametrize(
+    ("content", "thinking", "text"),
+    [
+        ("<think>\nIt is 2 + 2.\n</think>\n\nFour.", "It is 2 + 2.\n", "Four."),
+        ("\n <think>brief</think>Four.", "brief", "Four."),
+        ("<think>\n\n</think>\n\nFour.", "", "Four."),  # Qwen3 told not to think
+        ("<think>cut off while think", "cut off while think", ""),
+        ("<thinking aloud> is a tag", "", "<thinking aloud> is a tag"),
+        ("Four. <think>not a lead</think>", "", "Four. <think>not a lead</think>"),
+        ("<thi", "", "<thi"),
+    ],
+)
+async def test_a_leading_think_block_in_the_content_is_thinking(
+    wire_server: WireServer, content: str, thinking: str, text: str
+) -> None:
+    """Qwen3 and R1 distills served without reasoning parsing (Ollama, LM Studio, llama.cpp)
+    write their reasoning at the start of ``content``; its tags may come in any pieces."""
+    for piece in (1, 3, 100):
+        wire_server.reply(openai_reply(content, piece=piece))
+        provider = OpenAIProvider(api_key="k", base_url=wire_server.openai_base_url)
+        events = await collect(provider, request((Message("user", "2+2?"),)))
+        got = [e for e in events if isinstance(e, ThinkingDelta | TextDelta)]
+        assert "".join(e.text for e in got if isinstance(e, ThinkingDelta)) == thinking, piece
+        assert "".join(e.text for e in got if isinstance(e, TextDelta)) == text, piece
+        assert all(e.text for e in got), piece  # no empty pieces

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
+from enum import StrEnum
 from typing import Any
 
 from vis_core.model.conversation import (
@@ -126,6 +127,66 @@ class _Calls:
         return calls
 
 
+_OPEN, _CLOSE = "<think>", "</think>"
+
+
+def _closing_start(text: str) -> int:
+    """How many characters at the end of ``text`` may begin the closing tag."""
+    return next((n for n in range(len(_CLOSE) - 1, 0, -1) if text.endswith(_CLOSE[:n])), 0)
+
+
+class _Place(StrEnum):
+    START = "start"  # only whitespace, or the start of the opening tag, seen so far
+    THINKING = "thinking"
+    ANSWER = "answer"
+
+
+class LeadingThink:
+    """Splits a ``<think>…</think>`` block that opens the answer's text off as thinking: Qwen3
+    and DeepSeek-R1 distills write their reasoning so when the server (Ollama, LM Studio,
+    llama.cpp) does not parse it out. The tags may arrive split across deltas; a block later
+    in the text is the answer's own."""
+
+    def __init__(self) -> None:
+        self._place = _Place.START
+        self._held = ""  # text that may still be (part of) a tag
+        self._trim = False  # drop the whitespace that opens the thinking or the answer after it
+
+    def feed(self, text: str) -> list[TextDelta | ThinkingDelta]:
+        """What ``text``, the next piece of the answer's text, holds."""
+        if self._trim:
+            text = text.lstrip()
+            self._trim = not text
+        if self._place is _Place.ANSWER:
+            return [TextDelta(text)] if text else []
+        self._held += text
+        if self._place is _Place.START:
+            lead = self._held.lstrip()
+            if _OPEN.startswith(lead):
+                return []  # too little to tell
+            if not lead.startswith(_OPEN):
+                self._place = _Place.ANSWER
+                return self.end()
+            self._place = _Place.THINKING
+            self._held = lead[len(_OPEN) :].lstrip()
+            self._trim = not self._held
+        end = self._held.find(_CLOSE)
+        if end < 0:  # all but an end that may begin the closing tag is thinking
+            cut = len(self._held) - _closing_start(self._held)
+            thought, self._held = self._held[:cut], self._held[cut:]
+            return [ThinkingDelta(thought)] if thought else []
+        thought, rest = self._held[:end], self._held[end + len(_CLOSE) :]
+        self._place, self._held, self._trim = _Place.ANSWER, "", True
+        return [*([ThinkingDelta(thought)] if thought else []), *self.feed(rest)]
+
+    def end(self) -> list[TextDelta | ThinkingDelta]:
+        """The text held back: thinking inside an unclosed block, else text."""
+        held, self._held = self._held, ""
+        if not held:
+            return []
+        return [ThinkingDelta(held) if self._place is _Place.THINKING else TextDelta(held)]
+
+
 class AnswerReader:
     """The events of one answer, read delta by delta.
 
@@ -139,6 +200,7 @@ class AnswerReader:
         self.mark = reasoning_mark
         self.calls = _Calls()
         self.text_chars = 0
+        self._think = LeadingThink()
         self._unsigned = False  # reasoning_content streamed and not yet signed
 
     @property
@@ -159,8 +221,9 @@ class AnswerReader:
             yield from self._sign()  # the reasoning block ends where the content starts
         for event in events:
             if isinstance(event, TextDelta):
-                self.text_chars += len(event.text)
-            yield event
+                yield from self._text(self._think.feed(event.text))
+            else:
+                yield event
         for part in delta.tool_calls or ():
             began = self.calls.add(part)
             if began:
@@ -169,6 +232,13 @@ class AnswerReader:
     def end(self) -> Iterator[StreamEvent]:
         """What is left to say when the answer ends."""
         yield from self._sign()
+        yield from self._text(self._think.end())
+
+    def _text(self, events: list[TextDelta | ThinkingDelta]) -> Iterator[StreamEvent]:
+        for event in events:
+            if isinstance(event, TextDelta):
+                self.text_chars += len(event.text)
+            yield event
 
     def _sign(self) -> Iterator[StreamEvent]:
         if self._unsigned:

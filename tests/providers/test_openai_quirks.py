@@ -25,6 +25,7 @@ from vis_core.providers.retry import stream_with_retries
 
 from .samples import collect, conversation_request, providers, simple_request
 from .wire_servers import (
+    RecordedRequest,
     WireReply,
     WireServer,
     WireToolCall,
@@ -332,3 +333,57 @@ async def test_usage_of_a_tool_turn(
     wire_server.reply(openai_reply(tool_calls=[call], usage=(50, 7, 20)))
     events = await collect(provider_at())
     assert UsageUpdate(Usage(input=30, output=7, cache_read=20)) in events
+
+
+PYDANTIC_EXTRA = (
+    "1 validation error for ChatCompletionRequest\nstream_options\n  Extra inputs are not permitted"
+)
+AZURE_EXTRA = "Unrecognized request argument supplied: stream_options"
+NO_MAX_TOKENS = (
+    "Unsupported parameter: 'max_tokens' is not supported with this model. "
+    "Use 'max_completion_tokens' instead."
+)
+
+
+@pytest.mark.parametrize(
+    ("field", "message", "after"),
+    [
+        ("stream_options", PYDANTIC_EXTRA, {"max_tokens": 1000}),
+        ("stream_options", AZURE_EXTRA, {"max_tokens": 1000}),
+        ("max_tokens", NO_MAX_TOKENS, {"max_completion_tokens": 1000}),
+    ],
+)
+async def test_a_refused_field_is_left_out_from_then_on(
+    provider_at: Callable[..., OpenAIProvider], field: str, message: str, after: dict
+) -> None:
+    def refuse(request: RecordedRequest) -> WireReply | None:
+        if field in request.body:
+            return openai_error(400, message, "invalid_request_error")
+        return None
+
+    with WireServer(checks=refuse) as server:
+        server.reply(openai_reply("one"), openai_reply("two"))
+        provider = provider_at(base_url=server.openai_base_url)
+        first = await collect(provider)
+        second = await collect(provider)
+    assert [field in body for body in server.bodies] == [True, False, False]  # learnt once
+    assert all(after.items() <= body.items() for body in server.bodies[1:])
+    assert first[-1] == second[-1] == ResponseDone("end_turn")
+
+
+async def test_a_refusal_of_the_value_is_not_a_refused_field(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    """vLLM names both limit fields when the value is too large: not a field it refuses."""
+    wire_server.reply(
+        openai_error(
+            400,
+            "'max_tokens' or 'max_completion_tokens' is too large: 1000. This model's maximum "
+            "context length is 1024 tokens and your request has 100 input tokens "
+            "(1000 > 1024 - 100). None",
+            "BadRequestError",
+        )
+    )
+    with pytest.raises(ContextOverflow):
+        await collect(provider_at())
+    assert len(wire_server.requests) == 1

@@ -259,8 +259,8 @@ async def test_missing_usage_is_estimated(
 async def test_official_endpoint_sends_max_completion_tokens(
     provider_at: Callable[..., OpenAIProvider],
 ) -> None:
-    assert provider_at(base_url=None).official
-    assert not provider_at().official
-    params = build_openai_params(simple_request(), official=True)
+    assert provider_at(base_url=None).form.completion_tokens
+    assert not provider_at().form.completion_tokens
+    params = build_openai_params(simple_request(), provider_at(base_url=None).form)
     assert params["max_completion_tokens"] == 1000
     assert "max_tokens" not in params

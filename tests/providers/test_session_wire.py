@@ -16,10 +16,13 @@ from vis_core.host import Host, HostOptions
 from vis_core.model.turn import TurnStatus
 
 from .wire_servers import (
+    RecordedRequest,
+    WireReply,
     WireServer,
     WireToolCall,
     anthropic_reply,
     deepseek_thinking_checks,
+    openai_error,
     openai_reply,
     strict_message_checks,
 )
@@ -201,3 +204,55 @@ async def test_a_leading_think_block_is_thinking_not_the_reply(
     sent = wire_server.bodies[1]["messages"]
     assert {"role": "assistant", "content": "A bar chart."} in sent
     assert not any(THOUGHT in str(m["content"]) for m in sent)
+
+
+async def test_fields_a_server_refuses_are_left_out_and_the_log_says_so(
+    vis_home: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pydantic-based server refuses ``stream_options`` ("Extra inputs are not permitted"),
+    Azure's reasoning models ``max_tokens``: both ended every turn with HTTP 400."""
+
+    def picky(request: RecordedRequest) -> WireReply | None:
+        if "stream_options" in request.body:
+            return openai_error(
+                400,
+                "1 validation error for ChatCompletionRequest\nstream_options\n"
+                "  Extra inputs are not permitted",
+                "invalid_request_error",
+            )
+        if "max_tokens" in request.body:
+            return openai_error(
+                400,
+                "Unsupported parameter: 'max_tokens' is not supported with this model. "
+                "Use 'max_completion_tokens' instead.",
+                "invalid_request_error",
+                "unsupported_parameter",
+            )
+        return None
+
+    with WireServer(checks=picky) as server:
+        configure(vis_home, server, "openai", monkeypatch)
+        server.reply(openai_reply("One."), openai_reply("Two."))
+        host = await Host.open(HostOptions(workspace=workspace, provider="wire", model="m"))
+        try:
+            session = await host.new_session()
+            ended = [await session.submit("one"), await session.submit("two")]
+        finally:
+            await host.close()
+    assert [(e.status, e.content) for e in ended] == [
+        (TurnStatus.COMPLETED, "One."),
+        (TurnStatus.COMPLETED, "Two."),
+    ], ended
+    fields = {"stream_options", "max_tokens", "max_completion_tokens"}
+    assert [sorted(fields & set(body)) for body in server.bodies] == [
+        ["max_tokens", "stream_options"],
+        ["max_tokens"],
+        ["max_completion_tokens"],
+        ["max_completion_tokens"],  # the session's provider remembers
+    ]
+    [log] = vis_home.glob("logs/*/vis.log")
+    said = log.read_text(encoding="utf-8")
+    assert (
+        f"{server.openai_base_url} (provider wire) refused stream_options; leaving it out" in said
+    )
+    assert "refused max_tokens; sending the output limit as max_completion_tokens" in said

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncGenerator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +28,9 @@ from vis_core.providers.common import (
 from vis_core.providers.errors import (
     ContextOverflow,
     UnfinishedResponse,
-    body_detail,
 )
 from vis_core.providers.openai_answer import REASONING_CONTENT, AnswerReader, text_or_none
+from vis_core.providers.openai_form import RequestForm, fallback
 from vis_core.providers.openai_responses import response_events, wants_responses
 from vis_core.providers.sdk_provider import (
     READ_FAULTS,
@@ -170,32 +171,25 @@ def tool_choice_param(choice: str, request: ModelRequest, *, strings_only: bool 
 
 def build_openai_params(
     request: ModelRequest,
-    *,
-    official: bool,
+    form: RequestForm | None = None,
     options: Mapping[str, str] | None = None,
-    strings_only: bool = False,
-    reasoning_from: str = "",
 ) -> dict[str, Any]:
-    """The ``chat.completions.create`` keyword arguments for ``request``.
-
-    ``official`` (api.openai.com) sends ``max_completion_tokens``, which reasoning models
-    require; other servers get the widely supported ``max_tokens``. ``options`` are the
-    model's ``reasoning_effort`` and ``tool_choice``; ``strings_only``: the server reads
-    ``tool_choice`` as a string only (llama.cpp); ``reasoning_from``: the mark of the
-    reasoning that goes back (:func:`to_openai_messages`).
-    """
+    """The ``chat.completions.create`` keyword arguments for ``request``, in the ``form`` the
+    server reads; ``options`` are the model's ``reasoning_effort`` and ``tool_choice``."""
+    form = form or RequestForm()
     options = options or {}
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
-    messages.extend(to_openai_messages(request.messages, reasoning_from=reasoning_from))
+    messages.extend(to_openai_messages(request.messages, reasoning_from=form.reasoning_from))
     params: dict[str, Any] = {
         "model": request.model,
         "messages": messages,
         "stream": True,
-        "stream_options": {"include_usage": True},
-        ("max_completion_tokens" if official else "max_tokens"): request.max_tokens,
+        form.limit_field: request.max_tokens,
     }
+    if form.stream_usage:
+        params["stream_options"] = {"include_usage": True}
     if request.tools:
         params["tools"] = [
             {
@@ -210,18 +204,11 @@ def build_openai_params(
         ]
         if options.get("tool_choice"):
             params["tool_choice"] = tool_choice_param(
-                options["tool_choice"], request, strings_only=strings_only
+                options["tool_choice"], request, strings_only=form.strings_only
             )
     if options.get("reasoning_effort"):
         params["reasoning_effort"] = options["reasoning_effort"]
     return params
-
-
-def refuses_tool_choice(exc: Any) -> bool:
-    """Whether an error answer refuses the ``tool_choice`` sent (llama.cpp's words: "Wrong
-    type supplied for parameter 'tool_choice'")."""
-    status = getattr(exc, "status_code", 0)
-    return status in (400, 422, 500) and "tool_choice" in body_detail(exc.body) + str(exc)
 
 
 def _usage(raw: Any) -> Usage:
@@ -263,13 +250,11 @@ class OpenAIProvider(SdkProvider):
         super().__init__(**options)
         base_url = self.base_url
         self.official = base_url is None or "api.openai.com" in base_url
-        # what marks the reasoning this server streams in ``reasoning_content`` (none for
-        # OpenAI's own, which never streams it and refuses it back)
+        # the reasoning this server streams in ``reasoning_content`` goes back (not to OpenAI's
+        # own, which never streams it and refuses it back)
         self.reasoning_mark = "" if self.official else reasoning_mark(self.name)
+        self.form = RequestForm(completion_tokens=self.official, reasoning_from=self.reasoning_mark)
         self._asked_server: set[str] = set()
-        # The server reads ``tool_choice`` as a string only: llama.cpp's (found in /props), or
-        # one that refused the object form.
-        self.strings_only = False
 
     def _sdk(self) -> tuple[Any, type[Any], type[BaseException]]:
         import openai
@@ -286,34 +271,26 @@ class OpenAIProvider(SdkProvider):
         facts = await discover_server(self.base_url, model, api_key=self._api_key)
         if facts.input_limit:
             self._server_limits[model] = facts.input_limit
-        self.strings_only = self.strings_only or facts.llama_cpp
+        if facts.llama_cpp:
+            self.form = replace(self.form, strings_only=True)
 
     async def _create(self, request: ModelRequest, options: Mapping[str, str]) -> Any:
-        """Start the stream; a server that refuses the object form of ``tool_choice`` (it
-        names the parameter in its error) is asked once more with ``"required"``, and
-        remembered as one that reads strings only."""
-        params = build_openai_params(
-            request,
-            official=self.official,
-            options=options,
-            strings_only=self.strings_only,
-            reasoning_from=self.reasoning_mark,
-        )
-        try:
-            return await self.client.chat.completions.create(**params)
-        except self._sdk_errors().status as exc:
-            if not isinstance(params.get("tool_choice"), dict) or not refuses_tool_choice(exc):
-                raise
-            log.info("%s refused tool_choice as an object; sending it as a string", self.server)
-            self.strings_only = True
-            params = build_openai_params(
-                request,
-                official=self.official,
-                options=options,
-                strings_only=True,
-                reasoning_from=self.reasoning_mark,
-            )
-            return await self.client.chat.completions.create(**params)
+        """Start the stream. A server that refuses a field (it names it in its error answer)
+        is asked again without it, or with it in the form it reads (:func:`fallback`), each
+        field changed once; its form is kept for the rest of the session, and the log says
+        what changed."""
+        changed: set[str] = set()
+        while True:
+            params = build_openai_params(request, self.form, options)
+            try:
+                return await self.client.chat.completions.create(**params)
+            except self._sdk_errors().status as exc:
+                found = fallback(exc, params, self.form)
+                if found is None or found.field in changed:
+                    raise
+                log.warning("%s refused %s", self.server, found.change)
+                changed.add(found.field)
+                self.form = found.form
 
     def unfinished(self, request: ModelRequest, answered_chars: int) -> Exception:
         """The error for a stream that closed without saying it was finished."""

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from vis_core.events import AssistantThinking, BlockFinished
+from vis_core.events import AssistantThinking, BlockFinished, UsageReported
 from vis_core.host import Host, HostOptions
 from vis_core.model.turn import TurnStatus
 
@@ -418,3 +418,75 @@ async def test_typed_content_parts_and_object_arguments_are_read(
     assert block.stdout == "café 5\n"
     [sent] = [m for m in server.bodies[-1]["messages"] if m.get("tool_calls")]
     assert json.loads(sent["tool_calls"][0]["function"]["arguments"]) == {"code": code}
+
+
+def _completion(message: dict[str, Any], finish: str, usage: tuple[int, int]) -> WireReply:
+    """A whole ``chat.completion``: a server that ignores ``stream: true`` answers so."""
+    prompt, completion = usage
+    return WireReply(
+        body={
+            "id": "chatcmpl-whole",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "m",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion},
+        }
+    )
+
+
+@IN_PROCESS
+async def test_a_whole_answer_instead_of_a_stream_is_the_answer(
+    vis_home: Path, workspace: Path
+) -> None:
+    """It was refused as a page, with advice to check that base_url ends in /v1."""
+    call = {
+        "id": "call_w",
+        "type": "function",
+        "function": {"name": "python_execution", "arguments": json.dumps({"code": "print(6 * 7)"})},
+    }
+    with WireServer() as server:
+        configure(vis_home, server)
+        server.reply(
+            _completion(
+                {"role": "assistant", "content": "Computing.", "tool_calls": [call]},
+                "tool_calls",
+                (120, 30),
+            ),
+            _completion(
+                {"role": "assistant", "content": "<think>It printed 42.</think>It is 42."},
+                "stop",
+                (200, 9),
+            ),
+        )
+        host = await Host.open(HostOptions(workspace=workspace, provider="local", model="m"))
+        try:
+            session = await host.new_session()
+            events: list[Any] = []
+            session.subscribe(events.append)
+            ended = await session.submit("6 * 7?")
+        finally:
+            await host.close()
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert ended.content == "It is 42."
+    [block] = [e for e in events if isinstance(e, BlockFinished)]
+    assert block.stdout == "42\n"
+    assert [e.text for e in events if isinstance(e, AssistantThinking)] == ["It printed 42."]
+    usage = [(e.usage.input, e.usage.output) for e in events if isinstance(e, UsageReported)]
+    assert usage == [(120, 30), (200, 9)]
+    assert "Computing." in json.dumps(server.bodies[1]["messages"])
+
+
+@IN_PROCESS
+async def test_a_whole_answer_of_the_wrong_shape_names_the_server_and_quotes_it(
+    vis_home: Path, workspace: Path
+) -> None:
+    reply = _completion({"role": "assistant", "content": 42}, "stop", (1, 1))
+    error, url = await _failed_here(vis_home, workspace, reply)
+    assert f"The model server at {url} (provider local) sent a malformed stream" in error
+    assert "(TypeError: content is a number, not text or a list of parts)" in error
+    assert '\\"content\\": 42' in error
+    reply = WireReply(body={"error": "model 'm' not loaded"})  # LM Studio, with 200
+    error, _ = await _failed_here(vis_home, workspace, reply)
+    assert "it answered application/json instead of an event stream" in error
+    assert "not loaded" in error

@@ -77,6 +77,31 @@ def text_or_none(value: Any, what: str) -> str | None:
     raise TypeError(f"{what} is {_kind(value)}, not text")
 
 
+def whole_answer(body: str) -> dict[str, Any] | None:
+    """A whole ``chat.completion`` (from a server that ignores ``stream: true``) as the one
+    chunk that would stream it: each choice's message is its delta, its tool calls indexed,
+    and it is finished. None when ``body`` is not one."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices:
+        return None
+    streamed = []
+    for choice in choices:
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
+            return None
+        calls = message.get("tool_calls")
+        if isinstance(calls, list):
+            calls = [{**c, "index": i} if isinstance(c, dict) else c for i, c in enumerate(calls)]
+            message = {**message, "tool_calls": calls}
+        finish = choice.get("finish_reason") or "stop"
+        streamed.append({**choice, "delta": message, "finish_reason": finish})
+    return {**data, "object": "chat.completion.chunk", "choices": streamed}
+
+
 class _Calls:
     """Tool-call pieces gathered by index. Some servers repeat the name (and id) in every
     chunk, some leave ``index`` out: a repeated name is not appended, a missing index

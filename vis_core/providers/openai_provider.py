@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncGenerator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,12 @@ from vis_core.providers.errors import (
     ContextOverflow,
     UnfinishedResponse,
 )
-from vis_core.providers.openai_answer import REASONING_CONTENT, AnswerReader, text_or_none
+from vis_core.providers.openai_answer import (
+    REASONING_CONTENT,
+    AnswerReader,
+    text_or_none,
+    whole_answer,
+)
 from vis_core.providers.openai_form import RequestForm, fallback
 from vis_core.providers.openai_responses import response_events, wants_responses
 from vis_core.providers.sdk_provider import (
@@ -316,6 +321,18 @@ class OpenAIProvider(SdkProvider):
             usage=usage,
         )
 
+    async def _whole(self, kind: str, body: str, spy: Any) -> AsyncIterator[Any]:
+        """A page sent instead of a stream: a whole ``chat.completion`` (the server ignored
+        ``stream: true``) is read as the one chunk that would stream it; anything else is
+        refused, naming what came."""
+        chunk = whole_answer(body) if "json" in kind else None
+        if chunk is None:
+            raise self.not_a_stream(kind, body)
+        if isinstance(spy, GuardedDecoder):
+            spy.last = body  # what an error reading it quotes
+        sdk, _, _ = self._sdk()
+        yield sdk.types.chat.ChatCompletionChunk.construct(**chunk)
+
     async def _events(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         options = self.model_options(request.model)
         if wants_responses(request.model, official=self.official, api=options.get("api")):
@@ -341,8 +358,9 @@ class OpenAIProvider(SdkProvider):
         bare = ""  # the first chunk without choices (and without usage): not the wire format
         try:
             async with stream:
-                await self.check_stream(stream)
-                async for chunk in stream:
+                page = await self.page(stream, self.response_cap(request))
+                chunks = stream if page is None else self._whole(*page, spy)
+                async for chunk in chunks:
                     if chunk.usage is not None:
                         usage = _usage(chunk.usage)
                     elif getattr(chunk, "choices", None) is None and not bare:

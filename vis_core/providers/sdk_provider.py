@@ -295,29 +295,40 @@ class SdkProvider:
         log.debug("%s: unreadable event %r", self.name, last[:2000], exc_info=exc)
         return self.malformed(f"{fault}: {excerpt(last, around=at)}")
 
-    async def check_stream(self, stream: Any) -> None:
-        """Refuse a 200 answer that is a page, not an event stream (HTML from a proxy or a
-        wrong base_url, a whole JSON answer), naming what came instead."""
+    async def page(self, stream: Any, limit: int = PAGE_HEAD) -> tuple[str, str] | None:
+        """The content type and body (its first ``limit`` bytes; 0: all of it) of a 200
+        answer that is a page, not an event stream: HTML from a proxy or a wrong base_url, a
+        whole JSON answer. None for an event stream, or a server that mislabels one."""
         response = getattr(stream, "response", None)
         if response is None:
-            return
+            return None
         kind = response.headers.get("content-type", "")
         if not any(page in kind for page in ("html", "json")):
-            return  # an event stream, or a server that mislabels one: read as a stream
-        head = b""
+            return None
+        head = bytearray()
         try:
             async for chunk in response.aiter_bytes():
                 head += chunk
-                if len(head) >= PAGE_HEAD:  # a page that never ends is not read to its end
+                if limit and len(head) >= limit:  # a page that never ends is not read to its end
                     break
-            body = head[:PAGE_HEAD].decode("utf-8", "replace")
+            body = head[: limit or None].decode("utf-8", "replace")
         except Exception as exc:  # the body is only shown: say what it was not
             body = f"(its body could not be read: {type(exc).__name__})"
-        raise self.malformed(
-            f"it answered {kind.split(';')[0]} instead of an event stream: {excerpt(body)}; "
+        return kind.split(";")[0], body
+
+    def not_a_stream(self, kind: str, body: str) -> MalformedStream:
+        """The error for a page (:meth:`page`) sent instead of an event stream."""
+        return self.malformed(
+            f"it answered {kind} instead of an event stream: {excerpt(body)}; "
             f"check base_url under [providers.{self.name}] in "
             f"{self.config_file or 'config.toml'} (an OpenAI-compatible server's ends in /v1)"
         )
+
+    async def check_stream(self, stream: Any) -> None:
+        """Refuse a 200 answer that is a page, not an event stream, naming what came instead."""
+        page = await self.page(stream)
+        if page is not None:
+            raise self.not_a_stream(*page)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         events = self._events(request)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from vis_core.system.child_process import killed_with_parent, on_lasting_thread, python_argv
+from vis_core.system.jail_guard import guarded
 from vis_core.system.lifetime import ChildLimits, hide_vis, keeper_command
 from vis_core.system.quiet import model_command
 
@@ -95,8 +96,9 @@ class ChildProcess:
     ) -> None:
         """Start ``target``: ``"package.module:function"`` of this Vis in an isolated ``python``
         (``-I``; ``flags``, by default ``-B``: no ``.pyc`` files written beside entry files), or
-        a command (a list: its argv), with exactly ``env``. ``jail`` wraps the command (it
-        raises before anything starts when it cannot); ``keeper``: its mode (``sandbox``: the
+        a command (a list: its argv), with exactly ``env``. ``jail`` wraps the command in
+        bubblewrap (it raises before anything starts when it cannot), which gets the
+        :mod:`~vis_core.system.jail_guard` filter; ``keeper``: its mode (``sandbox``: the
         tree ends with the command; ``shell``: what it left running goes on), with ``limits``
         on memory and processes. Each line the child prints to stderr goes to ``stderr``
         (default: the log), unless ``drain`` is false: the owner then reads :meth:`streams`.
@@ -115,8 +117,10 @@ class ChildProcess:
             argv = python_argv(python, target, *flags, killed_with=parent)
         else:
             argv = list(target)
+        guard: int | None = None  # the fd the jail reads its seccomp filter from
         if jail is not None:
-            argv = jail(argv)
+            argv, guard = guarded(jail(argv))
+            pass_fds = (*pass_fds, *([] if guard is None else [guard]))
         self.over_memory: int | None = None  # bytes the tree held when its keeper stopped it
         self.command_exit: int | None = None  # the command's own exit code, once it ended
         self.kept = keeper is not None
@@ -157,6 +161,8 @@ class ChildProcess:
         finally:
             if theirs is not None:
                 theirs.close()
+            if guard is not None:
+                os.close(guard)
         self.pid = self.process.pid
         if self._keeper is not None:
             self._keeper.setblocking(False)

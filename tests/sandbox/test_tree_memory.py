@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import os
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
-from vis_core.system.lifetime import ChildLimits
+from vis_core.system.lifetime import VIS_FOLDER_BYTES, VIS_FOLDERS, ChildLimits, JailTmpfs
 from vis_core.system.shell import ShellManager
 from vis_core.tools import ToolContext
 
 from .conftest import MakeSandbox
 
+MiB = 1 << 20
 # Each process holds 100 MB, under the 256 MB limit of one process; four hold 400 MB.
 HOLDER = "import time; b = b'x' * (100 * 2**20); print('holding', flush=True); time.sleep(120)"
 
@@ -85,35 +88,50 @@ async def test_memory_a_process_holds_after_its_main_thread_exited_counts(
     assert "over the memory limit (setting memory_limit)" in status.state, str(status)
 
 
-FILL = (
-    "import errno\n"
-    "for folder in ('/dev/shm', '/tmp'):\n"
-    "    try:\n"
-    "        with open(f'{folder}/fill', 'wb') as file:\n"
-    "            for _ in range(300):\n"
-    "                file.write(b'x' * 2**20)\n"
-    "        print(folder, 'took 300 MB')\n"
-    "    except OSError as exc:\n"
-    "        print(folder, errno.errorcode[exc.errno])\n"
-)
+# Fill each folder with 1 MiB writes until the kernel refuses one; print what each took.
+FILL = """
+import errno, os
+held = {{}}
+for folder in {folders!r}:
+    written, error = 0, "none"
+    try:
+        with open(os.path.join(folder, "fill"), "wb", buffering=0) as out:
+            chunk = bytes(1 << 20)
+            while written < {most}:
+                written += out.write(chunk)
+    except OSError as exc:
+        error = errno.errorcode[exc.errno]
+    held[folder] = (written, error)
+print(held)
+"""
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="the jail needs bubblewrap")
-async def test_jailed_memory_backed_folders_hold_no_more_than_the_limit(
-    make_sandbox: MakeSandbox,
+async def test_jailed_memory_backed_folders_hold_the_limit_together(
+    make_sandbox: MakeSandbox, vis_home: Path
 ) -> None:
-    """Files in /dev/shm and the jail's /tmp are memory that no process holds; under the jail
-    each is a private tmpfs no larger than the memory limit."""
-    box = make_sandbox(jail=True, limits=ChildLimits(memory_mb=256))
-    result = await asyncio.wait_for(box.run(FILL), 60)
+    """Files in the jail's tmpfs mounts are memory that no process holds. The tester's attack:
+    with a limit of 1024 MiB a block wrote 1200 MiB to home and 1200 MiB to an emptied Vis
+    folder (the kernel's default size, half the RAM each). Every writable one is sized now,
+    ``/dev`` is read-only, and together they took no more than the limit."""
+    limit = 256
+    box = make_sandbox(jail=True, limits=ChildLimits(memory_mb=limit))
+    folders = ["/tmp", str(Path.home()), "/dev/shm", str(vis_home), "/dev"]
+    result = await box.run(FILL.format(folders=folders, most=2 * limit * MiB))
     assert result.error is None, result.error
-    assert result.stdout == "/dev/shm ENOSPC\n/tmp ENOSPC\n"
+    held: dict[str, tuple[int, str]] = ast.literal_eval(result.stdout.strip())
+    errors = {folder: error for folder, (_, error) in held.items()}
+    assert errors == {**dict.fromkeys(folders[:4], "ENOSPC"), "/dev": "EROFS"}
+    assert sum(written for written, _ in held.values()) <= limit * MiB
+    assert held["/tmp"][0] >= limit * MiB // 2 - VIS_FOLDERS * VIS_FOLDER_BYTES
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="the jail needs bubblewrap")
 async def test_a_jailed_shell_gets_the_same_memory_backed_folders(
     workspace: Path, tmp_path: Path
 ) -> None:
+    """A shell the model leaves running holds what it wrote until it ends: its folders are
+    sized as the sandbox's are."""
     ctx = ToolContext(
         workspace,
         "s",
@@ -123,7 +141,7 @@ async def test_a_jailed_shell_gets_the_same_memory_backed_folders(
     )
     try:
         handle = await ctx.shells.start(
-            "df -k /dev/shm /tmp | tail -n 2",
+            'df -B1 /dev/shm /tmp "$HOME" | tail -n 3; head -c 64M /dev/zero > "$HOME/f"',
             cwd=workspace,
             output_dir=tmp_path / "o",
             jail_workspace=workspace,
@@ -131,8 +149,18 @@ async def test_a_jailed_shell_gets_the_same_memory_backed_folders(
         status = await handle.wait(30)
     finally:
         await ctx.close()
-    sizes = [line.split()[1] for line in status.output.splitlines()]
-    assert sizes == [str(64 * 1024), str(64 * 1024)], status.output
+    sizes = [int(line.split()[1]) for line in status.output.splitlines()[:3]]
+    expected = JailTmpfs.within(64 * MiB)
+    assert sizes == [expected.shm, expected.tmp, expected.home], status.output
+    assert "No space left on device" in status.output
+
+
+def test_without_a_limit_the_folders_share_half_the_ram() -> None:
+    """What the kernel gives one tmpfs by default, for all of them together."""
+    sizes = JailTmpfs.within(0)
+    ram = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    assert sizes.tmp + sizes.home + sizes.shm + VIS_FOLDERS * sizes.vis <= ram // 2
+    assert sizes.tmp > ram // 5
 
 
 async def test_memory_forked_processes_share_counts_once(make_sandbox: MakeSandbox) -> None:

@@ -31,7 +31,7 @@ from vis_core.system.jail import (
     reserve_control_folder,
     vis_runtime,
 )
-from vis_core.system.lifetime import ChildLimits, cap_tmpfs, end_strays, over_memory
+from vis_core.system.lifetime import ChildLimits, end_strays, over_memory
 from vis_core.system.loops import end_tasks
 from vis_core.system.network_bridge import proxy_environment
 from vis_core.system.process import ChildGone, ChildProcess, Ending
@@ -606,12 +606,9 @@ class Sandbox:
             "home_writable": self.home_writable,
             "workspace_read_only": self.read_only and self.jail,
             "network_folder": self._network_folder,
+            "tmpfs_bytes": memory,
         }
-
-        def jailed(argv: list[str]) -> list[str]:
-            return cap_tmpfs(jail_argv(argv, workspace, **options), memory)
-
-        return jailed
+        return functools.partial(jail_argv, workspace=workspace, **options)
 
     async def _start(self) -> str | None:
         import msgspec

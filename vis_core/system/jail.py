@@ -21,6 +21,7 @@ from vis_core.system.jail_check import (
     isolation,
     system_binds,
 )
+from vis_core.system.lifetime import JailTmpfs
 from vis_core.system.network_bridge import JAIL_SOCKET_DIR
 
 log = logging.getLogger(__name__)
@@ -235,18 +236,21 @@ def jail_argv(
     home_writable: bool = False,
     workspace_read_only: bool = False,
     network_folder: Path | None = None,
+    tmpfs_bytes: int = 0,
 ) -> list[str]:
     """``argv`` wrapped in bubblewrap.
 
     Only the system folders (``/usr``, ``/etc``, ``/opt``…) are shown, read-only: nothing else
-    of ``/`` (no unix socket under ``/run``, ``/var`` or elsewhere is reachable); ``/tmp``
-    and the home folder are empty private tmpfs mounts (secrets under home stay
-    hidden); ``workspace`` is bound read-write; when it holds the home folder, home's own
-    folder and its dot entries stay read-only (``~/.bashrc``, ``~/.ssh``, ``~/.config``);
-    ``read_only`` paths and Vis's runtime (:func:`vis_runtime`) where it lies in a writable
-    folder are read-only, also where they lie inside the workspace; the project-control
-    files (``.vis/``, ``vis.yml``, ``.env*``, the whole ``.git``) stay read-only; Vis's own
-    folders (VIS_HOME, wherever it lies) are replaced by empty tmpfs mounts, in which the
+    of ``/`` (no unix socket under ``/run``, ``/var`` or elsewhere is reachable); ``/tmp``,
+    ``/dev/shm`` and the home folder are empty private tmpfs mounts (secrets under home stay
+    hidden) that hold together at most ``tmpfs_bytes``, the memory limit (see
+    :class:`JailTmpfs`), and ``/dev`` is read-only; ``workspace`` is bound read-write; when
+    it holds the home folder, home's own folder and its dot entries stay read-only
+    (``~/.bashrc``, ``~/.ssh``, ``~/.config``); ``read_only`` paths and Vis's runtime
+    (:func:`vis_runtime`) where it lies in a writable folder are read-only, also where they
+    lie inside the workspace; the project-control files (``.vis/``, ``vis.yml``, ``.env*``,
+    the whole ``.git``) stay read-only; Vis's own folders (VIS_HOME, wherever it lies) are
+    replaced by empty tmpfs mounts of 1 MiB, in which the
     ``shown_in_vis`` folders (a session's saved outputs) are shown read-only; then
     ``read_write`` grants are bound read-write. ``workspace_read_only`` (plan mode): the
     workspace, home's entries and the grants are all bound read-only; only the private
@@ -265,13 +269,15 @@ def jail_argv(
             "folder, or turn the jail off (jail = false) to run unconfined."
         )
     home = Path.home().resolve()
-    args = [bwrap, *system_binds(), "--dev", "/dev", "--proc", "/proc"]
-    args += ["--tmpfs", "/tmp"]
+    sizes = JailTmpfs.within(tmpfs_bytes)
+    args = [bwrap, *system_binds(), "--dev", "/dev", "--size", str(sizes.shm)]
+    args += ["--tmpfs", "/dev/shm", "--remount-ro", "/dev", "--proc", "/proc"]
+    args += ["--size", str(sizes.tmp), "--tmpfs", "/tmp"]
     visible = [Path("/" + name) for name in SYSTEM_DIRS]
     emptied = [Path("/tmp")]
     holds_home = _holds_home(root, home)
     if not holds_home and home != Path("/"):
-        args += ["--tmpfs", str(home)]
+        args += ["--size", str(sizes.home), "--tmpfs", str(home)]
         emptied.append(home)
     existing = [f.resolve() for f in vis_folders() if f.exists()]
     masked = [f for f in existing if not any(p in f.parents for p in existing)]
@@ -297,7 +303,7 @@ def jail_argv(
     # so the workspace shows through it; every other one is emptied after the binds
     masked_holding = [f for f in masked if f == root or f in root.parents]
     for folder in masked_holding:
-        args += ["--tmpfs", str(folder)]
+        args += ["--size", str(sizes.vis), "--tmpfs", str(folder)]
     for path in holding:
         args += ["--ro-bind", str(path), str(path)]
     bind = "--ro-bind" if workspace_read_only else "--bind"
@@ -329,7 +335,7 @@ def jail_argv(
                 args += ["--ro-bind", str(real), str(real)]
     for folder in masked:
         if folder not in masked_holding:
-            args += ["--tmpfs", str(folder)]
+            args += ["--size", str(sizes.vis), "--tmpfs", str(folder)]
     for path in shown_in_vis:  # e.g. the session's own saved outputs, read-only
         resolved = Path(path).resolve()
         if resolved.is_dir():

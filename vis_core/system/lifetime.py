@@ -73,26 +73,37 @@ def end_strays(root: int, keep: int) -> int:
     return killed
 
 
-def cap_tmpfs(argv: list[str], size: int) -> list[str]:
-    """A bubblewrap ``argv`` whose memory-backed folders hold at most ``size`` bytes each: a
-    private ``/dev/shm`` and the jail's ``/tmp`` (files there are memory no process owns, so
-    the tree's memory limit would not see them). ``argv`` unchanged when ``size`` is 0."""
-    if not size or "--" not in argv:
-        return argv
-    end = argv.index("--")
-    options, command = argv[:end], argv[end:]
-    capped: list[str] = []
-    index = 0
-    while index < len(options):
-        item = options[index]
-        if item == "--tmpfs" and options[index + 1 : index + 2] == ["/tmp"]:
-            capped += ["--size", str(size)]
-        capped.append(item)
-        if item == "--dev" and index + 1 < len(options):
-            capped += [options[index + 1], "--size", str(size), "--tmpfs", "/dev/shm"]
-            index += 1
-        index += 1
-    return capped + command
+# What each emptied Vis folder of the jail may hold: the mount points of what is shown in it (a
+# session's saved outputs, its draft); nothing of the jail's belongs there. At most four
+# (config, data, logs, cache), whose share comes off the rest.
+VIS_FOLDER_BYTES = 1 << 20
+VIS_FOLDERS = 4
+
+
+@dataclass(frozen=True)
+class JailTmpfs:
+    """What each memory-backed folder of a jail may hold, in bytes. Files there are memory no
+    process owns (the tree's memory limit does not see them), so together they hold at most
+    the memory limit, or half the RAM without one (what the kernel gives one tmpfs alone).
+    Of that, ``/tmp`` gets half (builds, pip's unpacked wheels, pytest's folders), home
+    three eighths (pip's and npm's caches, ``pip install --user``), ``/dev/shm`` an eighth
+    (multiprocessing's semaphores and queues), each emptied Vis folder 1 MiB."""
+
+    tmp: int
+    home: int
+    shm: int
+    vis: int = VIS_FOLDER_BYTES
+
+    @classmethod
+    def within(cls, memory: int) -> JailTmpfs:
+        """The sizes for a memory limit of ``memory`` bytes (0: none)."""
+        budget = memory or os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+        rest = budget - VIS_FOLDERS * VIS_FOLDER_BYTES
+
+        def share(eighths: int) -> int:  # whole MiB, at least one (a size of 0 is no cap)
+            return max(rest * eighths // 8 >> 20, 1) << 20
+
+        return cls(tmp=share(4), home=share(3), shm=share(1))
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from vis_core.model.block import drawn_line
 from vis_core.model.handles import HandleMethod, HostHandle
 from vis_core.system.environ import Audience, child_environment
 from vis_core.system.jail import jail_argv
-from vis_core.system.lifetime import ChildLimits, cap_tmpfs, over_memory
+from vis_core.system.lifetime import ChildLimits, over_memory
 from vis_core.system.loops import keep
 from vis_core.system.network_bridge import bridged, proxy_environment, python_home
 from vis_core.system.process import ChildProcess
@@ -529,8 +529,8 @@ def jailed(
     tmpfs_bytes: int = 0,
 ) -> list[str]:
     """``argv`` wrapped by the jail; never runs unconfined when the jail cannot be applied.
-    ``tmpfs_bytes``: what its memory-backed folders may hold (0: no cap)."""
-    wrapped = jail_argv(
+    ``tmpfs_bytes``: the memory limit its memory-backed folders share (0: none)."""
+    return jail_argv(
         argv,
         workspace,
         read_only=[*read_only, *([] if network_folder is None else [python_home()])],
@@ -538,5 +538,5 @@ def jailed(
         project_root=project_root,
         home_writable=home_writable,
         network_folder=network_folder,
+        tmpfs_bytes=tmpfs_bytes,
     )
-    return cap_tmpfs(wrapped, tmpfs_bytes)

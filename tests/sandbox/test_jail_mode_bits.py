@@ -4,10 +4,15 @@ file or folder is left in the workspace, which the host sees owned by Vis's user
 from __future__ import annotations
 
 import os
+import platform
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
+
+from vis_core.system.shell import ShellManager
 
 from .hostile import BWRAP_PROBLEM, run_blocks
 
@@ -82,3 +87,58 @@ async def test_a_jailed_block_cannot_leave_a_set_user_id_file(
     assert stat.S_IMODE((workspace / "tool").stat().st_mode) == 0o700
     assert stat.S_IMODE((workspace / "shared").stat().st_mode) == 0o1777
     assert not (workspace / "made").exists() and not (workspace / "node").exists()
+
+
+# chmod(argv[1], argv[2]) through the 32-bit x86 entry (int 0x80, call 15) from a 64-bit
+# process: what the kernel answers (0, or -errno).
+INT80_CHMOD = r"""
+import ctypes, mmap, struct, sys
+libc = ctypes.CDLL(None)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_long]
+MAP_32BIT = 0x40  # the path's address must fit in ebx
+page = libc.mmap(None, 4096, 7, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | MAP_32BIT, -1, 0)
+path = sys.argv[1].encode() + b"\0"
+ctypes.memmove(page + 1024, path, len(path))
+code = (b"\x53\xb8" + struct.pack("<I", 15) + b"\xbb" + struct.pack("<I", page + 1024)
+        + b"\xb9" + struct.pack("<I", int(sys.argv[2], 8)) + b"\xcd\x80\x5b\xc3")
+ctypes.memmove(page, code, len(code))  # push rbx; eax, ebx, ecx; int 0x80; pop rbx; ret
+print("answer", ctypes.CFUNCTYPE(ctypes.c_int)(page)())
+"""
+
+
+def _int80_works(tmp_path: Path) -> bool:
+    """Whether this kernel runs 32-bit x86 calls (``ia32_emulation``), tried unjailed."""
+    if platform.machine() != "x86_64":
+        return False
+    probe, target = tmp_path / "int80.py", tmp_path / "probe"
+    probe.write_text(INT80_CHMOD)
+    target.write_text("")
+    done = subprocess.run(
+        [sys.executable, str(probe), str(target), "600"], capture_output=True, text=True
+    )
+    return done.stdout.strip() == "answer 0" and stat.S_IMODE(target.stat().st_mode) == 0o600
+
+
+@jailed
+async def test_the_32_bit_entry_is_filtered_too(workspace: Path, tmp_path: Path) -> None:
+    """A 64-bit process may call the kernel through the 32-bit x86 entry, whose calls have
+    other numbers: the filter knows them as well."""
+    if not _int80_works(tmp_path):
+        pytest.skip("no 32-bit x86 system calls here")
+    (workspace / "int80.py").write_text(INT80_CHMOD)
+    (workspace / "tool").write_text("")
+    manager = ShellManager()
+    try:
+        handle = await manager.start(
+            "python3 int80.py tool 4755; python3 int80.py tool 750",
+            cwd=workspace,
+            output_dir=tmp_path / "out",
+            jail_workspace=workspace,
+        )
+        status = await handle.wait(60)
+    finally:
+        await manager.close_all()
+    assert status.output.split("\n")[:2] == ["answer -1", "answer 0"], status.output
+    assert stat.S_IMODE((workspace / "tool").stat().st_mode) == 0o750

@@ -10,7 +10,16 @@ from vis_core.commands import CommandAction
 from vis_core.events import BlockFinished
 from vis_core.host import Host, HostOptions
 
-from .support import HISTORY, REQUESTS, joined, open_host, received, run_turns, write_script
+from .support import (
+    HISTORY,
+    REQUESTS,
+    joined,
+    open_host,
+    received,
+    run_turns,
+    steps,
+    write_script,
+)
 
 
 async def test_compact_folds_every_settled_turn_and_context_reports_it(
@@ -65,6 +74,59 @@ async def test_fork_copies_up_to_a_turn_and_opens_the_copy(workspace: Path, tmp_
     assert first == ["first request"] and both == list(REQUESTS)
     assert "one-2" in text and "second request" not in text
     assert not bad.ok and "the session has no turn 7; its turns are 1-2" in (bad.body or "")
+
+
+async def test_a_fork_after_compact_keeps_the_gist(workspace: Path, tmp_path: Path) -> None:
+    """The fork copied events up to the last turn's end: the /compact after it was lost, and
+    the fork sent the whole transcript."""
+    script = write_script(
+        tmp_path / "s.yaml", [*HISTORY, {"text": "Both turns printed numbered words."}]
+    )
+    host = await open_host(workspace, script)
+    try:
+        session = await host.new_session()
+        await run_turns(session, *REQUESTS)
+        await host.commands.run(session, "/compact")
+        forked = await host.commands.run(session, "/fork")
+        fork = await host.open_session(forked.data)
+        report = await host.commands.run(fork, "/context")
+        text = joined(await fork.next_request())
+        folds = [(f.key, f.gist) for f in host.store.folds(forked.data)]
+    finally:
+        await host.close()
+    assert folds == [("t1,t2", "Both turns printed numbered words.")]
+    assert "of which gists (1)" in (report.body or "")
+    assert text.startswith("user: [folded t1,t2] Both turns printed numbered words.")
+    assert "first request" not in text and "two-3" not in text
+
+
+async def test_a_session_the_model_folded_forks_with_its_fold_under_a_new_id(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The fold's id was copied as it was: the fork failed on the folds table's unique id."""
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            *steps("one-1", answer="answer one"),
+            {"code": "print(await fold_session('t1', 'g'))"},
+            {"text": "answer two"},
+        ],
+    )
+    host = await open_host(workspace, script)
+    try:
+        session = await host.new_session()
+        await run_turns(session, *REQUESTS)
+        latest = await host.commands.run(session, "/fork")
+        first = await host.commands.run(session, "/fork 1")
+        source = [(f.id, f.key) for f in host.store.folds(session.id)]
+        forked = [(f.id, f.key) for f in host.store.folds(latest.data)]
+        before = host.store.folds(first.data)
+    finally:
+        await host.close()
+    assert latest.ok, latest.body
+    assert [key for _, key in source] == [key for _, key in forked] == ["t1"]
+    assert source[0][0] != forked[0][0]
+    assert first.ok and before == []  # the fold came in turn 2
 
 
 async def test_session_tools_follow_the_introspection_setting(

@@ -551,3 +551,24 @@ async def test_slash_draft_shows_file_names_the_model_chose_as_code_whatever_the
     assert [t.content for t in tokens if t.type == "code_inline"] == [odd]
     assert not [t for t in tokens if t.type in ("strong_open", "link_open")]
     assert (repo / odd).read_text() == "hi\n"
+
+
+async def test_a_fork_after_draft_discard_is_out_of_the_draft_like_its_source(
+    workspace: Path, tmp_path: Path, jail_off: None
+) -> None:
+    """The fork copied events up to the last turn's end: the /draft discard after it was left
+    out, and the fork's transcript said it was still working in the draft."""
+    repo = make_repo(workspace)
+    host = await _open(repo, _script(tmp_path, {"code": ENTER}, {"text": "in"}))
+    try:
+        session = await host.new_session()
+        await session.submit("enter")
+        discarded = await host.commands.run(session, "/draft discard")
+        forked = await host.commands.run(session, "/fork")
+        marks = [s.event.action for s in host.store.events(forked.data, types={DraftChanged.type})]
+        fork = await host.open_session(forked.data)
+    finally:
+        await host.close()
+    assert discarded.ok, discarded.body
+    assert marks == ["entered", "discarded"]
+    assert fork.drafts is not None and fork.drafts.draft is None

@@ -3,13 +3,24 @@ extension: each change shows its own Activity, and the ownership and thread rule
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
 import vis_core.extension as vis
-from vis_core.events import ActivityEnded, Notification
+from vis_core.events import (
+    ActivityEnded,
+    CommandNoted,
+    FoldCreated,
+    Notification,
+    TurnEnded,
+    TurnStarted,
+)
 from vis_core.extension.context import CallContext, calling
+from vis_core.extension_host.session_changes import fork_stored
+from vis_core.model.turn import TurnStatus
+from vis_core.store import Store
 
 from .harness import code_turn, install_extension, open_host, run_turn, write_script
 
@@ -136,3 +147,27 @@ async def test_changes_need_a_bound_session(workspace: Path, script_path: Path) 
             assert (refused.value.status, refused.value.code) == (403, "session-not-bound")
     finally:
         await host.close()
+
+
+async def test_a_fork_is_the_session_as_it_stands_without_the_turn_still_running(
+    tmp_path: Path,
+) -> None:
+    """What came after the last settled turn (a /compact's note and fold) is the fork's; the
+    turn still running, and what came after its start, is not."""
+    with Store(tmp_path / "vis.db") as store:
+        sid = store.create_session("/w", "/w").id
+        store.append_many(
+            [
+                TurnStarted(sid, turn_id="t1", position=1, request="first"),
+                TurnEnded(sid, turn_id="t1", status=TurnStatus.COMPLETED),
+                CommandNoted(sid, command="/compact", markdown="Compacted t1"),
+                FoldCreated(sid, fold_id="f1", turn_id="t1", key="t1", gist="g", origin="compact"),
+                TurnStarted(sid, turn_id="t2", position=2, request="second"),
+                Notification(sid, text="while the second turn runs"),
+            ]
+        )
+        fork = await asyncio.wrap_future(fork_stored(store, sid, None, "test"))
+        copied = [s.event.type for s in store.events(fork.id)]
+        folds = [(f.key, f.gist) for f in store.folds(fork.id)]
+    assert copied == ["SessionCreated", "TurnStarted", "TurnEnded", "CommandNoted", "FoldCreated"]
+    assert folds == [("t1", "g")] and fork.turn_count == 1

@@ -69,20 +69,21 @@ def fork_stored(
     what: str,
     settings_of: str | None = None,
 ) -> Future[SessionRow]:
-    """A new session holding ``source_id``'s events up to and including ``turn``'s end, with
-    fresh ids, the workspace, group and session settings of ``settings_of`` (default: the
-    session it copies; a consulted session's fork takes those of the session that asks, and
-    runs where it does, even when it copies another project's session), ``forked_from``
-    recorded and the fork point kept for ``read_session``: read and written by the store's
-    writer, after what was queued before (the future of the new row, or of the
-    ``LookupError`` or ``ValueError`` that says why there is no fork)."""
+    """A new session holding ``source_id``'s events as it stood after ``turn``: up to the
+    next turn's start, so what came between (a ``/compact``'s fold, a draft left, a command's
+    note) is the fork's too. Fresh ids; the workspace, group and session settings of
+    ``settings_of`` (default: the session it copies; a consulted session's fork takes those
+    of the session that asks, and runs where it does, even when it copies another project's
+    session); ``forked_from`` recorded and the fork point kept for ``read_session``. Read and
+    written by the store's writer, after what was queued before: the future of the new row,
+    or of the ``LookupError`` or ``ValueError`` that says why there is no fork."""
     return store.writer.call(partial(_fork, store, source_id, turn, what, settings_of))
 
 
 def _fork(
     store: Store, source_id: str, turn: int | str | None, what: str, settings_of: str | None
 ) -> SessionRow:
-    from vis_core.events import SessionCreated, TurnEnded
+    from vis_core.events import SessionCreated, TurnEnded, TurnStarted
     from vis_core.extension_host.sessions_api import _renamed
 
     source = store.get_session(source_id)
@@ -90,10 +91,12 @@ def _fork(
         raise LookupError(f"{what}: there is no session {source_id!r}")
     last = _fork_turn(store.turns(source.id), turn, what)
     copied: list[dict[str, Any]] = []
+    ended = False
     for stored in store.events(source.id):
+        if ended and stored.type == TurnStarted.type:
+            break  # the next turn (maybe running): what follows it is not the fork's
         copied.append(json.loads(stored.data))
-        if stored.type == TurnEnded.type and copied[-1].get("turn_id") == last.id:
-            break
+        ended = ended or (stored.type == TurnEnded.type and copied[-1].get("turn_id") == last.id)
     title = f"{source.title} (fork)" if source.title else "fork"
     bounds = source if settings_of is None else store.get_session(settings_of)
     if bounds is None:

@@ -216,9 +216,10 @@ class Session:
 
     async def fork(self, turn: int | str | None = None) -> Session:
         """A new session holding this one's history up to and including ``turn`` (a position
-        or a turn id; None: the latest settled turn), with new ids; ``forked_from`` records
-        the source, and your extension is its origin. Folds made by then are copied too. The
-        sandbox's variables are not: the fork's sandbox starts empty."""
+        or a turn id; None: the latest settled turn) and what followed it before the next
+        turn began (a ``/compact``'s fold, a draft left), with new ids; ``forked_from``
+        records the source, and your extension is its origin. Folds made by then are copied
+        too. The sandbox's variables are not: the fork's sandbox starts empty."""
         from vis_core.extension_host.session_changes import fork
 
         return await fork(self, turn)
@@ -352,7 +353,8 @@ class Sessions:
 
 
 def _renamed(events: list[dict[str, Any]], session_id: str) -> list[Event]:
-    """The snapshot's events for a new session: every turn, iteration and activity id renewed."""
+    """The snapshot's events for a new session: every turn, iteration, fold and activity id
+    renewed."""
     from vis_core.events import SessionCreated, event_from_dict
 
     fresh: dict[str, str] = {}
@@ -372,7 +374,7 @@ def _renamed(events: list[dict[str, Any]], session_id: str) -> list[Event]:
             continue
         item = dict(raw)
         item["session_id"] = session_id
-        for name in ("turn_id", "iteration_id"):
+        for name in ("turn_id", "iteration_id", "fold_id"):
             if name in item:
                 item[name] = renew(item[name])
         activity = item.get("activity")

@@ -122,9 +122,14 @@ class EditorClient:
 
 @contextlib.asynccontextmanager
 async def vis_acp(
-    client: EditorClient, cwd: Path, home: Path, script: Path | None = None
+    client: EditorClient,
+    cwd: Path,
+    home: Path,
+    script: Path | None = None,
+    *extra: str,
 ) -> AsyncIterator[tuple[Any, Any]]:
-    """``vis acp`` in ``cwd`` with ``VIS_HOME=home`` on the scripted provider."""
+    """``vis acp`` in ``cwd`` with ``VIS_HOME=home`` on the scripted provider (no model
+    without ``script``), ``extra`` after its arguments."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["VIS_HOME"] = str(home)
     env.pop("VIS_MODEL", None)
@@ -132,6 +137,7 @@ async def vis_acp(
     args = ["-m", "vis_core.cli", "acp"]
     if script is not None:
         args += ["--provider", "scripted", "--script", str(script)]
+    args += extra
     async with spawn_agent_process(
         cast(Any, client),
         sys.executable,

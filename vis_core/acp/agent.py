@@ -19,6 +19,7 @@ from acp import (
 from acp.helpers import update_available_commands, update_current_mode
 from acp.schema import (
     AgentCapabilities,
+    AuthenticateResponse,
     ClientCapabilities,
     CloseSessionResponse,
     ForkSessionResponse,
@@ -42,6 +43,7 @@ from acp.schema import (
 )
 
 from vis_core.acp.asking import PermissionPresenter
+from vis_core.acp.auth import auth_methods, check_method, model_required
 from vis_core.acp.choices import (
     DEFAULT_MODE,
     MODEL_OPTION,
@@ -127,11 +129,16 @@ class VisAgent:
                     fork=SessionForkCapabilities(),
                 ),
             ),
+            auth_methods=auth_methods(),
             agent_info=Implementation(name="vis", title="Vis", version=__version__),
         )
 
-    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
-        return None  # keys live in Vis's own secrets (vis /login, environment)
+    async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
+        """The person says they gave Vis a model (see :mod:`vis_core.acp.auth`): the editor
+        asks for its session again, which reads ``config.toml`` and the saved keys again
+        and says so when a model is still missing."""
+        check_method(method_id)
+        return AuthenticateResponse()
 
     async def _core(self, cwd: str) -> Frontend:
         """The core of workspace ``cwd``, opened on first use (trust, settings and the jail
@@ -154,9 +161,8 @@ class VisAgent:
         return core
 
     async def _attach(self, core: Frontend, session: Session) -> SessionLink:
-        if session.model.provider is None:
-            await core.close_session(session)
-            raise RequestError.internal_error({"message": session.model.problem})
+        """``session`` linked to the editor; one without a model too (a stored one replays
+        and forks; its prompts ask for a model)."""
         session.model.prepare()  # else the first prompt, and every session, waits for the SDK
         fs = self.client.fs
         if fs is not None:
@@ -253,9 +259,13 @@ class VisAgent:
         self, cwd: str, mcp_servers: Any = None, **kwargs: Any
     ) -> NewSessionResponse:
         core = await self._core(cwd)
+        core.reread_config()  # a model set up since (the editor asks again after authenticate)
         if core.model_problem:  # before a session is stored: say what to set up
-            raise RequestError.internal_error({"message": core.model_problem})
+            raise model_required(core.model_problem)
         session = await core.new_session()
+        if session.model.provider is None:  # its provider cannot start (no key)
+            await core.close_session(session)
+            raise model_required(session.model.problem)
         await self._started(core, session, mcp_servers)
         return NewSessionResponse(
             session_id=session.id,
@@ -404,6 +414,10 @@ class VisAgent:
                 if sent is None:
                     return PromptResponse(stop_reason="end_turn")
                 text = sent
+            if session.model.provider is None:  # a stored session opened without one
+                await link.core.resolve_model_again(session)
+                if session.model.provider is None:
+                    raise model_required(session.model.problem)
             ended = await session.submit(text, mentions=request.mentions, images=request.images)
         except ImageRefused as exc:
             raise RequestError.invalid_params({"prompt": str(exc)}) from None

@@ -555,6 +555,12 @@ class Frontend:
         """Read ``config.toml`` again if it changed (a provider added since the start)."""
         _ = self._host.models.config  # read again when it changed
 
+    async def resolve_model_again(self, session: Session) -> None:
+        """Give ``session`` its model as ``config.toml`` and the saved keys name it now: a
+        session opened before a model was set up (elsewhere: ``vis`` and /login) gets it."""
+        self.reread_config()
+        await _agent(session).switch_model(self._host.models.model_of_session(session.id))
+
     def model_entries(
         self, provider: str | None = None, current: str | None = None
     ) -> list[ModelEntry]:

@@ -97,3 +97,29 @@ async def test_a_session_loads_only_with_its_own_folder_as_cwd(vis_home, tmp_pat
             assert f"belongs to {there.resolve()}" in str(refused.value.data)
         await conn.load_session(cwd=str(there), session_id=sid, mcp_servers=[])
         assert client.text("user_message_chunk") == "first"
+
+
+async def test_a_session_is_named_by_its_whole_id_not_a_prefix(workspace, vis_home, tmp_path):
+    """session/load took a prefix and answered under the whole id: the editor got updates for
+    a session it never asked for, and its prompt under the prefix was "not found"."""
+    client = EditorClient()
+    steps = [{"text": "one"}, {"text": "two"}]
+    async with vis_acp(client, workspace, vis_home, script(tmp_path, steps)) as (conn, _):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await conn.prompt(session_id=sid, prompt=[text_block("first")])
+        await conn.close_session(session_id=sid)
+        client.updates.clear()
+        for ask in (conn.load_session, conn.resume_session, conn.fork_session):
+            with pytest.raises(RequestError) as refused:
+                await ask(cwd=str(workspace), session_id=sid[:8], mcp_servers=[])
+            assert refused.value.code == -32002
+            assert str(refused.value) == (
+                f"Vis has no session {sid[:8]!r}: give a session's whole id, as session/new "
+                "and session/list answer it"
+            )
+        assert client.updates == []
+        await conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
+        ended = await conn.prompt(session_id=sid, prompt=[text_block("second")])
+    assert ended.stop_reason == "end_turn"
+    assert {s for s, _ in client.updates} == {sid}

@@ -68,6 +68,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+RESOURCE_NOT_FOUND = -32002
 STOP_REASONS = {
     TurnStatus.COMPLETED: "end_turn",
     TurnStatus.FAILED: "end_turn",  # the error was said in the answer
@@ -468,11 +469,18 @@ class VisAgent:
 
 
 def _stored(core: Frontend, session_id: str) -> SessionRow:
-    """The stored session ``session_id`` names (a prefix works), or the editor's error."""
+    """The stored session whose whole id is ``session_id``, or the editor's error. Not a
+    prefix (the command line's shorthand): the editor goes on with the id it gave, and
+    Vis's updates would come under another."""
     try:
-        row = core.stored_session(session_id)
+        row = core.stored_session(session_id, exact=True)
     except ValueError as exc:
         raise RequestError.invalid_params({"sessionId": str(exc)}) from None
     if row is None:
-        raise RequestError.resource_not_found(session_id)
+        raise RequestError(
+            RESOURCE_NOT_FOUND,
+            f"Vis has no session {session_id!r}: give a session's whole id, as session/new "
+            "and session/list answer it",
+            {"uri": session_id},
+        )
     return row

@@ -446,13 +446,14 @@ class Frontend:
         row = self._host.store.get_session(id_or_prefix)
         return None if row is None else row.id
 
-    def stored_session(self, id_or_prefix: str) -> SessionRow | None:
-        """The stored session ``id_or_prefix`` names, else None; ValueError says why the
-        store cannot tell (an ambiguous prefix, an unreadable database)."""
+    def stored_session(self, id_or_prefix: str, *, exact: bool = False) -> SessionRow | None:
+        """The stored session ``id_or_prefix`` names (``exact``: only its whole id), else
+        None; ValueError says why the store cannot tell (an ambiguous prefix, an unreadable
+        database)."""
         from vis_core.store import StoreError
 
         try:
-            return self._host.store.get_session(id_or_prefix)
+            return self._host.store.get_session(id_or_prefix, exact=exact)
         except StoreError as exc:
             raise ValueError(str(exc)) from None
 

@@ -82,10 +82,12 @@ class SessionsMixin:
         assert row is not None
         return row
 
-    def get_session(self, id_or_prefix: str) -> SessionRow | None:
-        """The session with this id, unambiguous id prefix or ``vis_session_id#<id>`` marker."""
-        key = id_or_prefix.strip()
-        if key.startswith(SESSION_MARKER):
+    def get_session(self, id_or_prefix: str, *, exact: bool = False) -> SessionRow | None:
+        """The session with this id, unambiguous id prefix or ``vis_session_id#<id>`` marker;
+        ``exact``: only the whole id names it (a protocol's client, which goes on with the id
+        it gave)."""
+        key = id_or_prefix if exact else id_or_prefix.strip()
+        if not exact and key.startswith(SESSION_MARKER):
             key = key[len(SESSION_MARKER) :]
         if not key:
             return None
@@ -93,7 +95,7 @@ class SessionsMixin:
             rows = conn.execute(
                 f"SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.id = ?", (key,)
             ).fetchall()
-            if not rows:
+            if not rows and not exact:
                 rows = conn.execute(
                     f"SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.id >= ? AND s.id < ? "
                     "ORDER BY s.id LIMIT 2",

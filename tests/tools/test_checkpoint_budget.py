@@ -1,6 +1,7 @@
 """A big folder (a home or data folder): a checkpoint copies a bounded share, newest first,
 lists the workspace once per block, and says what ``/undo`` cannot restore; a folder too big
-to list is not listed at all, and the person is told."""
+to list is not listed while it is, the person and the model are told, and it is listed again
+once it shrinks."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from vis_core.events import BlockFinished, Notification
 from vis_core.host import Host, HostOptions
 from vis_core.model.block import FileChangeKind
 from vis_core.model.undo import FolderTooBig
-from vis_core.tools.block_changes import LOST, BlockChanges
+from vis_core.tools.block_changes import LISTED_AGAIN, LOST, UNLISTED, BlockChanges
 from vis_core.tools.checkpoints import Checkpoints
 
 
@@ -75,9 +76,9 @@ async def test_a_one_block_turn_lists_the_workspace_twice(workspace: Path, tmp_p
         listings = []
         real_scan = points.scan
 
-        def counted_scan() -> dict[str, os.stat_result]:
+        def counted_scan(*, again: bool = False) -> dict[str, os.stat_result]:
             listings.append(1)
-            return real_scan()
+            return real_scan(again=again)
 
         points.scan = counted_scan  # type: ignore[method-assign]
         await session.submit("look around")
@@ -133,14 +134,17 @@ async def test_a_folder_too_big_to_list_is_said_once_and_undo_says_why(
     workspace: Path, tmp_path: Path
 ) -> None:
     """Past ``max_listed`` files no checkpoint is taken and no block lists its files (each
-    listing would cost seconds); the person is told once, and /undo says why it is off."""
+    listing would cost seconds): the person is told once, each block's row and result say
+    its files are not listed, and /undo says why it is off. The turn does not look again
+    (a block that shrinks the folder is not listed); the next turn does."""
     for name in ("a.txt", "b.txt", "c.txt"):
         (workspace / name).write_text("x\n")
     steps = [
         {"code": "open('a.txt', 'w').write('y\\n')"},
+        {"code": "import os; os.remove('c.txt')"},  # under the limit now
         {"code": "open('b.txt', 'w').write('y\\n')"},
         {"text": "Done."},
-        {"code": "print('again')"},
+        {"code": "open('b.txt', 'w').write('z\\n')"},
         {"text": "Done again."},
     ]
     host = await Host.open(
@@ -152,13 +156,61 @@ async def test_a_folder_too_big_to_list_is_said_once_and_undo_says_why(
         session.checkpoints = Checkpoints(workspace, tmp_path / "points", max_listed=2)
         session.subscribe(events.append)
         await session.submit("change two files")
-        await session.submit("and again")
+        (workspace / "c.txt").write_text("x\n")  # past the limit again
         with pytest.raises(FolderTooBig, match="holds more than 2 files"):
             await undo(session)
+        (workspace / "c.txt").unlink()
+        await session.submit("and again")
     finally:
         await host.close()
     told = [e.text for e in events if isinstance(e, Notification)]
-    assert len(told) == 1 and "/undo is off; start Vis in a project folder" in told[0]
+    assert len(told) == 1 and "nor keep checkpoints for /undo; start Vis in a project" in told[0]
     blocks = [e for e in events if isinstance(e, BlockFinished)]
-    assert len(blocks) == 3 and all(b.files == () for b in blocks)
+    assert len(blocks) == 4 and all(b.files == () for b in blocks[:3])
+    unlisted = UNLISTED.format(most=2)
+    assert all(b.stdout == f"[Vis: {unlisted}]" for b in blocks[:3])
+    assert [(c.path, c.kind) for c in blocks[3].files] == [("b.txt", FileChangeKind.CHANGED)]
+    assert "-y\n+z\n" in blocks[3].files[0].diff and "[Vis:" not in blocks[3].stdout
     assert (workspace / "a.txt").read_text() == "y\n"
+
+
+async def test_a_block_that_grows_the_folder_past_the_limit_hides_nothing(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A turn that began under the limit: the block that fills the folder says its files are
+    not listed, the block that empties it is listed again, with what the blocks before it
+    changed, the next block is listed as usual, and /undo puts the files back."""
+    for name in ("src1.py", "src2.py", "src3.py"):
+        (workspace / name).write_text(f"# {name}\n")
+    steps = [
+        {"code": "import os\nos.mkdir('gen')\nfor i in range(30): open(f'gen/{i}', 'w').close()"},
+        {"code": "import os; os.remove('src1.py')"},
+        {"code": "import shutil; shutil.rmtree('gen')"},
+        {"code": "import os; os.remove('src2.py'); open('src3.py', 'w').write('gone\\n')"},
+        {"text": "Done."},
+    ]
+    host = await Host.open(
+        HostOptions(workspace=workspace, provider="scripted", script=script(tmp_path, steps))
+    )
+    events: list[object] = []
+    try:
+        session = await host.new_session()
+        session.checkpoints = Checkpoints(workspace, tmp_path / "points", max_listed=20)
+        session.subscribe(events.append)
+        await session.submit("hide what you change")
+        report = await undo(session)
+    finally:
+        await host.close()
+    blocks = [e for e in events if isinstance(e, BlockFinished)]
+    assert [b.stdout for b in blocks[:2]] == [f"[Vis: {UNLISTED.format(most=20)}]"] * 2
+    assert blocks[0].files == blocks[1].files == ()
+    assert blocks[2].stdout == f"[Vis: {LISTED_AGAIN}]"
+    assert [(c.path, c.kind) for c in blocks[2].files] == [("src1.py", FileChangeKind.REMOVED)]
+    assert blocks[3].stdout == ""
+    assert [(c.path, c.kind) for c in blocks[3].files] == [
+        ("src2.py", FileChangeKind.REMOVED),
+        ("src3.py", FileChangeKind.CHANGED),
+    ]
+    assert report.restored == ("src1.py", "src2.py", "src3.py")
+    assert all((workspace / n).read_text() == f"# {n}\n" for n in report.restored)
+    assert not any(isinstance(e, Notification) for e in events)

@@ -190,8 +190,8 @@ def test_the_link_itself_goes_not_a_file_put_in_its_place(tmp_path: Path) -> Non
     _turn(points, "t1", 1, lambda: (ws / "l").symlink_to("x"))
     real_scan = points.scan
 
-    def scan_then_swap() -> dict:
-        found = real_scan()
+    def scan_then_swap(*, again: bool = False) -> dict:
+        found = real_scan(again=again)
         (ws / "l").unlink()
         (ws / "l").write_text("put there meanwhile\n")
         return found

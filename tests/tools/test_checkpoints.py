@@ -190,8 +190,8 @@ def test_a_file_swapped_for_a_link_after_the_scan_is_not_copied(tmp_path: Path) 
     points = Checkpoints(ws, tmp_path / "private")
     real_scan = points.scan
 
-    def scan_then_swap() -> dict:
-        found = real_scan()
+    def scan_then_swap(*, again: bool = False) -> dict:
+        found = real_scan(again=again)
         (ws / "a.txt").unlink()
         (ws / "a.txt").symlink_to(secret)  # a background command racing the checkpoint
         return found

@@ -58,6 +58,9 @@ class FileWatch(Protocol):
     @property
     def seen(self) -> Listed | None: ...  # the listing after a block
 
+    @property
+    def note(self) -> str: ...  # what the block's result says of its listing ("": nothing)
+
     def start(self) -> None: ...  # before a block
 
     def rebase(self) -> None: ...  # the workspace moved (a draft) during a block

@@ -795,7 +795,7 @@ class AgentSession:
         if self.checkpoints is not None:
             try:
                 await asyncio.to_thread(self.checkpoints.take, turn_id, self.turn_count)
-            except FolderTooBig as exc:  # said once: the next listings end at once
+            except FolderTooBig as exc:  # said once; its blocks' rows say it each time
                 if not self._told_too_big:
                     self._told_too_big = True
                     await self.emit(Notification(self.id, text=str(exc), kind=NotifyKind.WARN))
@@ -848,11 +848,15 @@ class AgentSession:
         def finished(
             stdout: str, error: str | None, duration: float, files: tuple[FileChange, ...]
         ) -> BlockFinished:
+            if restarted:
+                stdout = block_result_text(stdout, None, restarted)
+            if watch is not None and watch.note:  # its files could not be listed (or now are)
+                stdout = "\n\n".join(filter(None, (stdout, f"[Vis: {watch.note}]")))
             return BlockFinished(
                 self.id,
                 turn_id=turn_id,
                 iteration_id=iteration_id,
-                stdout=block_result_text(stdout, None, restarted) if restarted else stdout,
+                stdout=stdout,
                 error=error,
                 restarted=restarted is not None,
                 duration=duration,

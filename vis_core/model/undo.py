@@ -11,8 +11,8 @@ CHANGED_SINCE = "it changed again after the turn (your edit is kept)"
 
 
 class FolderTooBig(OSError):
-    """The workspace holds more files than Vis lists before and after each block: no
-    checkpoint and no list of the files a block changed in this session's workspace."""
+    """The workspace holds more files than Vis lists before and after each block: while it
+    does, no checkpoint and no list of the files a block changed there."""
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,11 @@ ones are named, not diffed; a file whose bytes before the turn were not kept say
 ``/undo`` cannot restore it. Links are listed too (made, retargeted, removed, or a file
 replaced by one), their target shown as text, never followed; when the turn's checkpoint
 recorded no links (too many), each says that ``/undo`` cannot restore it.
+
+A workspace past the checkpoints' listing limit is not listed: the block says so (its row
+and its result). A turn that began under the limit lists again after each block (each
+listing stops at the limit), so the block that shrinks it back is listed, with what the
+blocks before it changed; a turn that began past it is not listed again until the next turn.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from vis_core.model.block import FileChange, FileChangeKind
-from vis_core.model.undo import NOT_KEPT, Listed
+from vis_core.model.undo import NOT_KEPT, FolderTooBig, Listed
 from vis_core.text_limits import printable
 from vis_core.tools.checkpoints import Checkpoints, Listing, file_states, listed
 
@@ -31,6 +36,17 @@ MAX_DIFF_CHARS = 40_000
 MAX_FILES = 200  # files listed per block; more are counted in the last one's note
 LOST = f"/undo cannot restore it ({NOT_KEPT})"
 LINKS_LOST = "/undo cannot restore it (the workspace holds more links than a checkpoint records)"
+# what a block's result says when the workspace was too big to list after it, or before it
+UNLISTED = (
+    "Vis could not list the files this block changed: the workspace holds more than {most:,} "
+    "files, more than it lists. It lists them again, and /undo works again, once the "
+    "workspace holds fewer"
+)
+# what the block that lists the workspace again after such blocks says
+LISTED_AGAIN = (
+    "the workspace holds few enough files to list again: the files listed for this block "
+    "include what the blocks before it changed while it held too many"
+)
 
 
 class BlockChanges:
@@ -46,13 +62,16 @@ class BlockChanges:
         self._after: dict[str, bytes | None] = {}  # what an earlier block of the turn left
         self._left: Beneath | None = None  # the copy a block moved from: its files as they were
         self.seen: Listed | None = None  # the listing after the last block, if it finished
+        self.note = ""  # what the last block's result says of its listing (UNLISTED …)
+        self._missed = False  # a block since the last listing was not listed
+        self._moved = False  # the workspace moved: the turn's checkpoint is not its start
 
     def start(self) -> None:
         """Before a block: the files as the turn's checkpoint (or a listing now) has them."""
-        self.seen = None
+        self.seen, self.note = None, ""
         if self._stats is not None:
             return
-        taken = self.checkpoints.last_of(self.turn_id)
+        taken = None if self._moved else self.checkpoints.last_of(self.turn_id)
         if taken is not None:
             self._stats = listed(taken.files)
             self._links_lost = taken.links is None
@@ -67,21 +86,32 @@ class BlockChanges:
         from now on is told against the new copy as it is now, not the old one."""
         if self._stats is None:
             return  # not started: the next block starts from the checkpoint
-        self.seen = None
+        self.seen, self._moved = None, True
         self._stats = self._listing()
         self._links = dict(self.checkpoints.links)
         self._digests = {}
         self._after = {}
         self._left = self.checkpoints.left  # a new draft holds what it had (unchanged since)
 
-    def _listing(self) -> Listing:
-        return file_states(self.checkpoints.scan())
+    def _listing(self, *, again: bool = False) -> Listing | None:
+        """The workspace listed now; None when it holds too many files (:attr:`note` says so,
+        and the next listing is told against the last one made)."""
+        try:
+            return file_states(self.checkpoints.scan(again=again))
+        except FolderTooBig:
+            self.note = UNLISTED.format(most=self.checkpoints.max_listed)
+            self._missed = True
+            return None
 
     def finish(self) -> tuple[FileChange, ...]:
-        """After a block: what it changed since the previous one (or the turn's start)."""
+        """After a block: what it changed since the previous one listed (or the turn's start)."""
         if self._stats is None:
             return ()
-        before, now = self._stats, self._listing()
+        before, now = self._stats, self._listing(again=True)
+        if now is None:
+            return ()
+        if self._missed:
+            self.note, self._missed = LISTED_AGAIN, False
         links_before, links = self._links, dict(self.checkpoints.links)
         self._stats = now
         self._links = links

@@ -250,7 +250,8 @@ class Checkpoints:
         held = self.workspace.parents
         own = (f for f in vis_folders() if Path(os.path.realpath(f)) not in held)
         self.files = Beneath(self.workspace, tuple(own))
-        self._too_big = False  # the workspace held more than max_listed files: not listed again
+        self._too_big = False  # the last listing found more than max_listed files
+        self._looked = ""  # the turn the last checkpoint was taken (or tried) for
         self.links: dict[str, str] = {}  # the links the last scan found (path: target)
 
     # -- reading ----------------------------------------------------------------------------
@@ -345,17 +346,23 @@ class Checkpoints:
         last = self._last
         return last if last is not None and last.turn_id == turn_id else None
 
-    def scan(self) -> dict[str, os.stat_result]:
+    def scan(self, *, again: bool = False) -> dict[str, os.stat_result]:
         """Every file a checkpoint records, by workspace-relative path, with its state now;
-        :class:`FolderTooBig` past ``max_listed`` files (then at once, for this workspace).
-        The links the same listing saw are kept in :attr:`links`, with their targets."""
-        root = str(self.workspace)
-        listed = {} if self._too_big else listed_states(root, hidden=True, links=True)
-        if self._too_big or len(listed) > self.max_listed:
-            self._too_big = True
+        :class:`FolderTooBig` past ``max_listed`` files. A listing stops there, and once one
+        did, the next end at once until one is asked ``again`` (a turn's checkpoint,
+        ``/undo``, a block of a turn that began under the limit): a folder too big to list
+        costs a bounded listing per turn, not one per block, and is listed again once it
+        may have shrunk. The links the same listing saw are kept in :attr:`links`, with
+        their targets."""
+        root, listed = str(self.workspace), {}
+        if not self._too_big or again:
+            listed = listed_states(root, hidden=True, links=True, most=self.max_listed + 1)
+            self._too_big = len(listed) > self.max_listed
+        if self._too_big:
             raise FolderTooBig(
-                f"{root} holds more than {self.max_listed:,} files: Vis does not list what "
-                "each block changes there, and /undo is off; start Vis in a project folder"
+                f"{root} holds more than {self.max_listed:,} files: while it does, Vis does not "
+                "list what a block changes there nor keep checkpoints for /undo; start Vis in a "
+                "project folder"
             )
         cut = len(root.rstrip("/")) + 1  # a listed path is the root, "/" and the relative path
         # Vis's own folders are left out: its store is not the model's work
@@ -386,7 +393,8 @@ class Checkpoints:
         if last is None:  # none, or none can be read: a new history
             for old in self._indices():
                 (self.folder / f"{old}.json").unlink(missing_ok=True)
-        scanned = self.scan()
+        again, self._looked = self._looked != turn_id, turn_id
+        scanned = self.scan(again=again)  # once per turn past the limit
         before = last.files if last is not None else {}
         index = 1 if last is None else last.index + 1
         private_dir(self.blobs)
@@ -561,7 +569,7 @@ class Checkpoints:
         links they removed or re-pointed come back last, where no file or folder is left."""
         if steps < 1:
             raise ValueError(f"/undo N: N must be 1 or more, not {steps}")
-        existing, now = list(islice(self.newest_first(), steps + 1)), self.scan()
+        existing, now = list(islice(self.newest_first(), steps + 1)), self.scan(again=True)
         if steps > len(existing):
             raise LookupError(self._nothing_left(len(existing)))
         target, used = existing[steps - 1], existing[:steps]

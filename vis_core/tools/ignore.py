@@ -198,18 +198,6 @@ def walk_files(root: str, *, hidden: bool) -> Iterator[str]:
     return (path for path, _ in _walk(root, hidden))
 
 
-def lstats(root: str, paths: Iterable[str]) -> dict[str, os.stat_result]:
-    """The ``lstat`` of each of ``paths`` (absolute, under folder ``root``) through its
-    folder, opened beneath ``root`` (:class:`Beneath`): a path with a link out of ``root`` (or
-    a folder gone) on the way is left out, so a folder swapped for a link cannot show what
-    lies outside. Paths of one folder next to each other open it once."""
-    found: dict[str, os.stat_result] = {}
-    for path, fd, name in _in_folders(root, paths):
-        with contextlib.suppress(OSError):
-            found[path] = os.stat(name, dir_fd=fd, follow_symlinks=False)
-    return found
-
-
 def link_targets(root: str, paths: Iterable[str]) -> dict[str, str]:
     """What each link of ``paths`` (absolute, under folder ``root``) names, read as text
     through its folder opened beneath ``root`` (never followed); one gone is left out."""
@@ -296,24 +284,30 @@ def _git_named(root: str, hidden: bool) -> Iterator[str]:
         yield path
 
 
-def listed_states(root: str, *, hidden: bool, links: bool = False) -> dict[str, os.stat_result]:
+def listed_states(
+    root: str, *, hidden: bool, links: bool = False, most: int | None = None
+) -> dict[str, os.stat_result]:
     """Every file a search of directory ``root`` sees (and every link, when ``links``), by
     absolute path, with its ``lstat``: each read through its folder's descriptor, never
-    through a link."""
+    through a link (a folder of a Git-listed path opened beneath ``root``: a link out of it
+    or a folder gone on the way leaves the path out). ``most``: the listing ends once it holds
+    that many, so a folder too big to list costs no more than one of that size."""
+    found: dict[str, os.stat_result] = {}
     if git_toplevel(root) is None:
-        found = {}
         for path, entry in _walk(root, hidden, links):
-            try:
+            with contextlib.suppress(OSError):  # gone meanwhile
                 found[path] = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue  # gone meanwhile
+            if len(found) == most:
+                break
         return found
-    states = lstats(root, _git_named(root, hidden))
-    return {
-        path: st
-        for path, st in states.items()
-        if stat.S_ISREG(st.st_mode) or (links and stat.S_ISLNK(st.st_mode))
-    }
+    for path, fd, name in _in_folders(root, _git_named(root, hidden)):
+        with contextlib.suppress(OSError):
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode) or (links and stat.S_ISLNK(st.st_mode)):
+                found[path] = st
+        if len(found) == most:
+            break
+    return found
 
 
 def listed_files(root: str, *, hidden: bool) -> list[str]:

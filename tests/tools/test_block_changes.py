@@ -8,7 +8,13 @@ from pathlib import Path
 import pytest
 
 from vis_core.model.block import FileChangeKind
-from vis_core.tools.block_changes import MAX_DIFF_INPUT, MAX_DIFF_LINES, BlockChanges
+from vis_core.tools.block_changes import (
+    LEFT_OUT,
+    MAX_BLOCK_DIFF_CHARS,
+    MAX_DIFF_INPUT,
+    MAX_DIFF_LINES,
+    BlockChanges,
+)
 from vis_core.tools.checkpoints import Checkpoints
 
 
@@ -61,6 +67,21 @@ def test_binary_and_huge_files_are_named_not_diffed(tmp_path: Path) -> None:
     many = changes["many.txt"]
     assert many.diff.count("\n") == MAX_DIFF_LINES and many.note.startswith("diff cut:")
     assert many.added == MAX_DIFF_LINES * 2  # counted whole
+
+
+def test_a_block_writing_many_large_files_keeps_a_bounded_row(tmp_path: Path) -> None:
+    """Each file's diff is cut, and so are all of one block's: 30 files of 40 KB diffs
+    stored 1.2 MB in one row (a loop of such blocks grew vis.db without bound)."""
+    ws, watch = _turn(tmp_path)
+    watch.start()
+    line = "x" * 99 + "\n"
+    for n in range(30):
+        (ws / f"f{n:02}.txt").write_text(line * MAX_DIFF_LINES)
+    changes = watch.finish()
+    assert [c.path for c in changes] == [f"f{n:02}.txt" for n in range(30)]  # all listed
+    assert sum(len(c.diff) for c in changes) <= MAX_BLOCK_DIFF_CHARS
+    assert changes[0].diff and changes[-1].diff == "" and changes[-1].note == LEFT_OUT
+    assert all(c.added == MAX_DIFF_LINES for c in changes)  # still counted
 
 
 def test_a_file_swapped_for_a_pipe_after_the_listing_does_not_hang_vis(tmp_path: Path) -> None:

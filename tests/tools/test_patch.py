@@ -225,3 +225,53 @@ async def test_concurrent_patches_go_through_one_queue(ctx: ToolContext, workspa
     results = await asyncio.gather(*calls)
     assert path.read_text() == "".join(f"line{i} = {i * 100}\n" for i in range(1, 11))
     assert sorted(r.version for r in results) == list(range(2, 12))
+
+
+async def test_a_huge_patch_keeps_a_bounded_diff_and_saves_the_whole_of_it(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A patch that writes 5,000 lines: its Activity (stored and shown) and its result (what
+    the model reads) keep the diff's head within 2,000 lines / 50 KB and say it was cut and
+    where the whole diff was saved. Each such Activity stored its diff whole: 20 patches of
+    5 MB grew vis.db by 107 MB."""
+    import re
+
+    from cli_support import script
+
+    from vis_core.events import ActivityEnded, BlockFinished
+    from vis_core.host import Host, HostOptions
+    from vis_core.model.activity import ActivityDiff, ActivityText
+    from vis_core.text_limits import MAX_BYTES, MAX_LINES
+
+    code = (
+        "text = ''.join(f'line {n}: ' + 'x' * 50 + '\\n' for n in range(5000))\n"
+        "r = await patch('big.txt', 0, text)\n"
+        "print(r.added, len(str(r)) < 60_000)\n"
+        "print(str(r).splitlines()[-1])"
+    )
+    steps = [{"code": code}, {"text": "Done."}]
+    host = await Host.open(
+        HostOptions(workspace=workspace, provider="scripted", script=script(tmp_path, steps))
+    )
+    events: list[object] = []
+    try:
+        session = await host.new_session()
+        session.subscribe(events.append)
+        await session.submit("write a big file")
+    finally:
+        await host.close()
+    [ended] = [e.activity for e in events if isinstance(e, ActivityEnded) and e.activity]
+    assert ended.presentation is not None
+    assert ended.presentation.summary.endswith("created +5000 −0")  # counted whole
+    diff, said = ended.presentation.content
+    assert isinstance(diff, ActivityDiff) and isinstance(said, ActivityText)
+    assert len(diff.diff.encode()) <= MAX_BYTES and diff.diff.count("\n") <= MAX_LINES
+    assert diff.diff.startswith("--- /dev/null\n+++ b/big.txt\n")
+    found = re.search(
+        r"showing the first [\d,]+ of 5,003 lines .* Whole diff saved to: (\S+)\]", said.text
+    )
+    assert found is not None
+    [block] = [e for e in events if isinstance(e, BlockFinished)]
+    assert block.stdout == f"5000 True\n{said.text}\n"  # what the model reads says it too
+    whole = Path(found[1]).read_text()  # the saved file holds every line
+    assert whole.startswith("--- /dev/null") and whole.endswith("+line 4999: " + "x" * 50 + "\n")

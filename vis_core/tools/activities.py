@@ -141,11 +141,13 @@ class Renders:
             f"{self._cat_subject(given)} @{result.version} · {verb} +{result.added} "
             f"−{result.removed}{moved}"
         )
-        content = (
-            (ActivityDiff(result.diff, path=self._abs(result.path)),)
-            if result.diff
-            else (ActivityText("No change: the edits left the file as it was."),)
-        )
+        if not result.diff:
+            content: tuple[Any, ...] = (
+                ActivityText("No change: the edits left the file as it was."),
+            )
+        else:
+            content = (ActivityDiff(result.diff, path=self._abs(result.path)),)
+            content += (ActivityText(result.diff_cut),) if result.diff_cut else ()
         return ActivityPresentation("Edit file", summary, content)
 
     def _shell_subject(self, given: dict[str, Any]) -> str:

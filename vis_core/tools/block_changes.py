@@ -5,10 +5,11 @@ workspace is listed again (sizes, times and modes only); a file whose size, time
 moved, a new file and a missing one are the block's changes. The bytes before come from the
 checkpoint (or from what an earlier block of the turn left, kept here), the bytes after from
 the file itself, read without following links. Diffs are bounded: binary files and large
-ones are named, not diffed; a file whose bytes before the turn were not kept says that
-``/undo`` cannot restore it. Links are listed too (made, retargeted, removed, or a file
-replaced by one), their target shown as text, never followed; when the turn's checkpoint
-recorded no links (too many), each says that ``/undo`` cannot restore it.
+ones are named, not diffed, each diff is cut, and so are all of one block's (a block that
+writes hundreds of files stores a bounded row); a file whose bytes before the turn were not
+kept says that ``/undo`` cannot restore it. Links are listed too (made, retargeted, removed,
+or a file replaced by one), their target shown as text, never followed; when the turn's
+checkpoint recorded no links (too many), each says that ``/undo`` cannot restore it.
 
 A workspace past the checkpoints' listing limit is not listed: the block says so (its row
 and its result). A turn that began under the limit lists again after each block (each
@@ -34,6 +35,8 @@ MAX_DIFF_INPUT = 512 * 1024  # bytes of one side above which no diff is made
 MAX_DIFF_LINES = 400  # lines of one file's diff kept; the rest is counted
 MAX_DIFF_CHARS = 40_000
 MAX_FILES = 200  # files listed per block; more are counted in the last one's note
+MAX_BLOCK_DIFF_CHARS = 400_000  # of all one block's diffs; past it a file's diff is left out
+LEFT_OUT = f"diff left out: this block's diffs passed {MAX_BLOCK_DIFF_CHARS:,} characters"
 LOST = f"/undo cannot restore it ({NOT_KEPT})"
 LINKS_LOST = "/undo cannot restore it (the workspace holds more links than a checkpoint records)"
 # what a block's result says when the workspace was too big to list after it, or before it
@@ -127,6 +130,7 @@ class BlockChanges:
         )
         links_note = LINKS_LOST if links_lost else ""
         changes: list[FileChange] = []
+        room = MAX_BLOCK_DIFF_CHARS  # what the block's row keeps of its diffs, all files
         for rel in touched[:MAX_FILES]:
             if rel in links or rel in links_before:
                 changes.append(self._link_change(rel, before, now, links_before, links, links_note))
@@ -147,6 +151,9 @@ class BlockChanges:
             if kind is FileChangeKind.CHANGED and old is not None and old == new and not moved:
                 continue  # touched, same bytes
             change = file_change(rel, kind, old, new)
+            if len(change.diff) > room:
+                change = replace(change, diff="", note=LEFT_OUT)
+            room -= len(change.diff)
             note = LOST if lost else change.note
             changes.append(replace(change, note="; ".join(n for n in (moved, note) if n)))
         if len(touched) > MAX_FILES and changes:

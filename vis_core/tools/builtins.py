@@ -79,7 +79,8 @@ def builtin_tools(ctx: ToolContext) -> list[HostTool]:
         the edits move to the new line numbers; if an edited line itself changed, or the result
         would not parse (Python, JSON, TOML, YAML), the whole batch is refused and nothing is
         written. To create a file pass `version=0` and the whole text as `edits` (a string).
-        Returns the unified diff and the new version for the next patch.
+        Returns the unified diff (past 2,000 lines or 50 KB its head, and the file holding
+        all of it) and the new version for the next patch.
         """
         if ctx.hooks is None:
             return await patch_file(ctx, path, version, edits)

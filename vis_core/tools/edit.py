@@ -11,6 +11,8 @@ from typing import Any
 
 from vis_core.file_queue import cross_process_lock, file_mutation_queue
 from vis_core.system.files import TEMP_SUFFIX
+from vis_core.system.truncate import save_full_output
+from vis_core.text_limits import Keep, truncate, truncation_note
 from vis_core.tools.beneath import Escape
 from vis_core.tools.context import ToolContext
 from vis_core.tools.patching import (
@@ -29,7 +31,9 @@ from vis_core.tools.textfiles import BinaryFileError, read_text, split_lines
 
 @dataclass(frozen=True)
 class PatchResult:
-    """What a patch did: the file, its new version, the unified diff and line counts."""
+    """What a patch did: the file, its new version, the unified diff and line counts. A
+    diff past what the model reads at once (2,000 lines / 50 KB) keeps its head, and
+    ``diff_cut`` says so and names the file holding the whole diff."""
 
     path: str
     version: int
@@ -39,6 +43,7 @@ class PatchResult:
     created: bool = False
     rebased_from: int | None = None
     notes: tuple[str, ...] = ()  # corrections an extension's op hook made (vis.repair)
+    diff_cut: str = ""
 
     def __str__(self) -> str:
         verb = "created" if self.created else "patched"
@@ -46,7 +51,9 @@ class PatchResult:
         head = f"{verb} {self.path} @{self.version}: +{self.added} -{self.removed}{moved}"
         if self.notes:
             head += "\ncorrected by op hooks: " + "; ".join(self.notes)
-        return head + ("\n" + self.diff.rstrip("\n") if self.diff else "\n(no change)")
+        if not self.diff:
+            return head + "\n(no change)"
+        return "\n".join(filter(None, (head, self.diff.rstrip("\n"), self.diff_cut)))
 
 
 STALE_AFTER = 60.0  # seconds: a younger temporary file may be another Vis writing right now
@@ -297,4 +304,16 @@ def _write(
     rows = diff.splitlines()[2:]
     added = sum(1 for row in rows if row.startswith("+"))
     removed = sum(1 for row in rows if row.startswith("-"))
-    return PatchResult(label, version, diff, added, removed, created, rebased_from, notes)
+    diff, cut = _bounded(ctx, label, diff)
+    return PatchResult(label, version, diff, added, removed, created, rebased_from, notes, cut)
+
+
+def _bounded(ctx: ToolContext, label: str, diff: str) -> tuple[str, str]:
+    """``diff`` as the result keeps it (its head, within what the model reads at once) and
+    the note saying it was cut and where the whole of it was saved ("": kept whole). A
+    patch that writes megabytes stores, shows and sends a bounded diff."""
+    cut = truncate(diff, Keep.HEAD)
+    if not cut.truncated:
+        return diff, ""
+    saved = save_full_output(diff, ctx.output_dir, f"patch-{Path(label).name}")
+    return cut.text, truncation_note(cut, Keep.HEAD, f" Whole diff saved to: {saved}")

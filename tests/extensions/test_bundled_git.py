@@ -188,6 +188,42 @@ async def test_a_session_runs_git_status_in_its_worker_through_vis_git(
     assert not marker.exists()  # the repository's fsmonitor program never ran
 
 
+async def test_a_huge_git_diff_keeps_a_bounded_activity(repo: Path, tmp_path: Path) -> None:
+    """A block that rewrites tracked files by megabytes, then reads ``git.diff()``: the
+    Activity stored and drawn keeps 256 KB of its diffs and says how much of each it cut
+    (each Activity stored the diffs whole: a diff of 100 MB took 100 MB of vis.db)."""
+    from vis_core.events import ActivityEnded
+    from vis_core.extension_host.activity_bounds import MAX_ACTIVITY_BYTES
+
+    code = (
+        "for name in ('notes.txt', 'src/app.py'):\n"
+        "    open(name, 'w').write(''.join(f'row {n} ' + 'y' * 60 + '\\n' for n in range(20000)))\n"
+        "d = await git.diff()\n"
+        "print(d.added)"
+    )
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump([{"code": code}, {"text": "ok"}]), encoding="utf-8")
+    host = await Host.open(HostOptions(workspace=repo, provider="scripted", script=script))
+    events: list[Any] = []
+    try:
+        session = await host.new_session()
+        session.subscribe(events.append)
+        await session.submit("diff")
+    finally:
+        await host.close()
+    (block,) = [e for e in events if isinstance(e, BlockFinished)]
+    assert block.stdout.strip() == "40000"  # the model's result is the tool's, whole
+    (ended,) = [e.activity for e in events if isinstance(e, ActivityEnded)]
+    table, first, first_cut, second_cut = ended.presentation.content
+    assert isinstance(table, vis.ActivityTable) and isinstance(first, vis.ActivityDiff)
+    assert len(first.diff.encode()) <= MAX_ACTIVITY_BYTES and first.diff.endswith("\n")
+    assert (
+        first_cut.text
+        == "[Cut: this Activity keeps 3,713 of these 20,008 lines (255.9 KB of 1.4 MB).]"
+    )
+    assert second_cut.text == "[Cut: this Activity keeps 0 of these 20,006 lines (0 B of 1.4 MB).]"
+
+
 @pytest.mark.parametrize("tool", ["git.diff", "git.log"])
 def test_a_ref_is_never_read_as_an_option(
     repo: Path, tmp_path: Path, tools: dict[str, HostTool], tool: str

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from vis_core.agent.plan import PlanMode
 from vis_core.events import ActivityEnded, ActivityStarted, ActivityUpdated, Event
 from vis_core.extension.context import CallContext, calling
+from vis_core.extension_host.activity_bounds import bounded_presentation
 from vis_core.extension_host.activity_paths import shorten_presentation
 from vis_core.extension_host.call_state import SessionCallState
 from vis_core.ipc.encoded import Encoded
@@ -663,7 +664,7 @@ class ToolInvoker:
     def _with_presentation(
         self, record: ActivityRecord, presentation: ActivityPresentation
     ) -> ActivityRecord:
-        shortened = shorten_presentation(presentation, self._workspace)
+        shortened = shorten_presentation(bounded_presentation(presentation), self._workspace)
         handle_id = presentation.handle_id or record.handle_id
         return _evolve(record, presentation=shortened, handle_id=handle_id)
 

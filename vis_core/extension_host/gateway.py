@@ -11,6 +11,7 @@ from vis_core.extension.acting import loading_extension
 from vis_core.extension.context import CallContext, current_call
 from vis_core.extension.errors import GatewayCode, GatewayError
 from vis_core.extension.place import require_trusted
+from vis_core.extension_host.activity_bounds import bounded_presentation
 from vis_core.model.activity import ActivityPresentation, SymbolTag
 from vis_core.text_limits import one_line
 
@@ -79,6 +80,8 @@ async def shown_change(
         await invoker.show(invoker.ended(record, error=exc))
         raise
     summary = one_line(shown.summary, SUMMARY_CHARS)
-    presentation = ActivityPresentation(headline, summary, tuple(shown.content))
+    presentation = bounded_presentation(
+        ActivityPresentation(headline, summary, tuple(shown.content))
+    )
     record = dataclasses.replace(record, presentation=presentation)
     await invoker.show(invoker.ended(record))

@@ -182,8 +182,9 @@ async def test_a_block_that_grows_the_folder_past_the_limit_hides_nothing(
     changed, the next block is listed as usual, and /undo puts the files back."""
     for name in ("src1.py", "src2.py", "src3.py"):
         (workspace / name).write_text(f"# {name}\n")
+    fill = "import os\nos.mkdir('gen')\nfor i in range(30): open(f'gen/{i}', 'w').close()"
     steps = [
-        {"code": "import os\nos.mkdir('gen')\nfor i in range(30): open(f'gen/{i}', 'w').close()"},
+        {"code": fill + "\nprint('made')"},
         {"code": "import os; os.remove('src1.py')"},
         {"code": "import shutil; shutil.rmtree('gen')"},
         {"code": "import os; os.remove('src2.py'); open('src3.py', 'w').write('gone\\n')"},
@@ -202,7 +203,8 @@ async def test_a_block_that_grows_the_folder_past_the_limit_hides_nothing(
     finally:
         await host.close()
     blocks = [e for e in events if isinstance(e, BlockFinished)]
-    assert [b.stdout for b in blocks[:2]] == [f"[Vis: {UNLISTED.format(most=20)}]"] * 2
+    said = f"[Vis: {UNLISTED.format(most=20)}]"
+    assert [b.stdout for b in blocks[:2]] == [f"made\n\n{said}", said]
     assert blocks[0].files == blocks[1].files == ()
     assert blocks[2].stdout == f"[Vis: {LISTED_AGAIN}]"
     assert [(c.path, c.kind) for c in blocks[2].files] == [("src1.py", FileChangeKind.REMOVED)]

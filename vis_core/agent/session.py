@@ -851,7 +851,7 @@ class AgentSession:
             if restarted:
                 stdout = block_result_text(stdout, None, restarted)
             if watch is not None and watch.note:  # its files could not be listed (or now are)
-                stdout = "\n\n".join(filter(None, (stdout, f"[Vis: {watch.note}]")))
+                stdout = "\n\n".join(filter(None, (stdout.rstrip("\n"), f"[Vis: {watch.note}]")))
             return BlockFinished(
                 self.id,
                 turn_id=turn_id,

@@ -275,3 +275,39 @@ async def test_a_huge_patch_keeps_a_bounded_diff_and_saves_the_whole_of_it(
     assert block.stdout == f"5000 True\n{said.text}\n"  # what the model reads says it too
     whole = Path(found[1]).read_text()  # the saved file holds every line
     assert whole.startswith("--- /dev/null") and whole.endswith("+line 4999: " + "x" * 50 + "\n")
+
+
+async def test_a_diff_too_large_to_save_is_cut_and_says_the_file_holds_it(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A diff past 8 MB is not saved whole (it would copy what the file holds): the result
+    and the Activity say so and name the file to read instead."""
+    from cli_support import script
+
+    from vis_core.events import ActivityEnded, BlockFinished
+    from vis_core.host import Host, HostOptions
+
+    code = (
+        "text = ''.join(f'{n:09} ' + 'z' * 50 + '\\n' for n in range(150_000))\n"
+        "r = await patch('huge.txt', 0, text)\n"
+        "print(r.diff_cut)"
+    )
+    steps = [{"code": code}, {"text": "Done."}]
+    host = await Host.open(
+        HostOptions(workspace=workspace, provider="scripted", script=script(tmp_path, steps))
+    )
+    events: list[object] = []
+    try:
+        session = await host.new_session()
+        session.subscribe(events.append)
+        await session.submit("write a huge file")
+    finally:
+        await host.close()
+    [ended] = [e.activity for e in events if isinstance(e, ActivityEnded) and e.activity]
+    assert ended.presentation is not None
+    said = ended.presentation.content[-1].text
+    assert said.startswith("[Output truncated: showing the first ")
+    assert said.endswith("The whole diff is too large to save; cat('huge.txt') reads the file.]")
+    [block] = [e for e in events if isinstance(e, BlockFinished)]
+    assert block.stdout == f"{said}\n"
+    assert not list(tmp_path.rglob("patch-*"))  # nothing saved

@@ -56,6 +56,7 @@ class PatchResult:
         return "\n".join(filter(None, (head, self.diff.rstrip("\n"), self.diff_cut)))
 
 
+MAX_SAVED_DIFF = 8 * 1024 * 1024  # bytes of a cut diff saved whole at most
 STALE_AFTER = 60.0  # seconds: a younger temporary file may be another Vis writing right now
 SKIPPED_FOLDERS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__"})
 
@@ -311,9 +312,14 @@ def _write(
 def _bounded(ctx: ToolContext, label: str, diff: str) -> tuple[str, str]:
     """``diff`` as the result keeps it (its head, within what the model reads at once) and
     the note saying it was cut and where the whole of it was saved ("": kept whole). A
-    patch that writes megabytes stores, shows and sends a bounded diff."""
+    patch that writes megabytes stores, shows and sends a bounded diff; one past
+    ``MAX_SAVED_DIFF`` is not saved either (the file holds what it wrote)."""
     cut = truncate(diff, Keep.HEAD)
     if not cut.truncated:
         return diff, ""
-    saved = save_full_output(diff, ctx.output_dir, f"patch-{Path(label).name}")
-    return cut.text, truncation_note(cut, Keep.HEAD, f" Whole diff saved to: {saved}")
+    if cut.total_bytes > MAX_SAVED_DIFF:
+        where = f" The whole diff is too large to save; cat({label!r}) reads the file."
+    else:
+        saved = save_full_output(diff, ctx.output_dir, f"patch-{Path(label).name}")
+        where = f" Whole diff saved to: {saved}"
+    return cut.text, truncation_note(cut, Keep.HEAD, where)

@@ -144,3 +144,30 @@ def test_run_counts_the_earlier_lines_the_sandbox_cut_off():
     assert "[Output truncated: showing the last " in note
     assert earlier == "  [dim]│ … 1,990 earlier lines[/]"
     assert last[-1] == "  [dim]│[/] line 1999 " + "x" * 50
+
+
+def test_a_command_is_one_entry_in_an_export_with_its_final_state(workspace, vis_home, tmp_path):
+    """An export listed each call on a command's handle: "✓ … running (pid N)" for its
+    start, then "✗ … exit 1". A command is one entry now, as the app's row: the newest
+    call, and the calls between (not the start) listed under it."""
+    from vis_core.paths import VisPaths
+    from vis_core.session_files import ExportFormat, export_session
+    from vis_core.store import Store
+
+    code = "sh = await shell('read line; exit 1')\nawait sh.type('go\\n')\nawait sh.wait(30)"
+    s = script(tmp_path, [{"code": code}, {"text": "It failed."}])
+    result = vis("run", "--provider", "scripted", "--script", str(s), "run", cwd=workspace,
+                 env_home=vis_home)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+
+    store = Store(VisPaths.from_env().db_file)
+    row = store.latest_session(workspace)
+    assert row is not None
+    text = export_session(store, row, ExportFormat.MD)
+    commands = [line for line in text.splitlines() if "Run command" in line]
+    assert len(commands) == 2, text
+    assert commands[0] == "- ✗ Run command — read line; exit 1 · waited · exit 1"
+    assert commands[1].startswith("  - earlier on this handle: ✓ Run command — read line")
+    assert "typed 'go\\n'" in commands[1]
+    page = export_session(store, row, ExportFormat.HTML)
+    assert page.count("Run command") == 2 and page.count("Earlier on this handle") == 1, page

@@ -67,3 +67,18 @@ async def test_export_is_not_led_out_of_the_workspace_nor_held_by_a_pipe(
         await until(pilot, lambda: "docs/s.md" in _said(app)[-1])
         assert "Cannot export" in _said(app)[-1] and "docs is a link to" in _said(app)[-1]
     assert list(outside.iterdir()) == []
+
+
+async def test_a_persons_command_is_one_entry_in_the_export(workspace: Path) -> None:
+    """``!echo``: the app draws its start and the wait for it as one row, but the export
+    listed both, "✓ … running (pid N)" then "✓ … exit 0"; now one entry, its final state."""
+    app = vis_app(workspace)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"!echo hello", "enter")
+        await until(pilot, lambda: not app.main.turn_running and app.main.transcript.turns)
+        await type_keys(pilot, *"/export", "enter")
+        await until(pilot, lambda: any("Exported this session (md)" in s for s in _said(app)))
+        text = (workspace / f"vis-session-{app.session.id[:8]}.md").read_text(encoding="utf-8")
+    commands = [line for line in text.splitlines() if "Run command" in line]
+    assert commands == ["- ✓ Run command — echo hello · waited · exit 0"], text

@@ -350,3 +350,51 @@ async def test_a_row_that_changes_while_the_answer_streams_leaves_it_whole(
 def _streamed(app: VisApp) -> str:
     """The text of the answers shown so far."""
     return "".join(a.text for a in _answers(app))
+
+
+def _opened_command(app: VisApp) -> list[str]:
+    """The lines of the opened "Run command" row, from its header on."""
+    lines = _lines(app)
+    start = next(n for n, line in enumerate(lines) if "▾" in line and "Run command" in line)
+    return [line.strip() for line in lines[start:]]
+
+
+async def test_a_command_is_one_entry_live_and_after_resume(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """``sh = await shell(…)`` then calls on ``sh``: the row shows the newest call and lists
+    the calls in between under "Earlier on this handle", but not the launch, which the row
+    is: it read "✓ Run command … · running (pid N)" under a command that had failed."""
+    code = (
+        "sh = await shell('read line; echo got $line; exit 1')\n"
+        "await sh.type('go\\n')\n"
+        "print(await sh.wait(30))"
+    )
+    app = vis_app(workspace, write_script(tmp_path, [{"code": code}, {"text": "It failed."}]))
+    async with app.run_test(size=(100, 60)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"first", "enter")
+        await until(pilot, lambda: "It failed." in "".join(a.text for a in _answers(app)))
+        await until(pilot, lambda: not app.main.turn_running)
+        turn = next(iter(app.main.transcript.turns.values()))
+        assert isinstance(turn, TurnView)
+        row = next(iter(turn.rows.values()))
+        assert set(turn.rows.values()) == {row}, "the three calls share one row"
+        row.focus()
+        await pilot.press("enter")
+        live = await settled(pilot, lambda: _opened_command(app))
+        session_id = app.session.id
+
+    def opened(resumed: VisApp) -> list[str]:
+        view = next(iter(resumed.main.transcript.turns.values()))
+        if isinstance(view, StoredTurnView):
+            view.post_message(StoredTurnView.Open(view, view.rows[0].record.id))
+            raise LookupError("not opened yet")
+        return _opened_command(resumed)
+
+    resumed = await seen_after_resume(workspace, session_id, opened)
+    assert "✗ Run command" in live[0] and "waited · exit 1" in live[0], live
+    earlier = live[live.index("Earlier on this handle") + 1 :]
+    calls = [line for line in earlier if "Run command" in line]
+    assert len(calls) == 1 and "typed 'go\\n'" in calls[0], earlier
+    assert resumed == live

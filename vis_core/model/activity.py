@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
 from enum import StrEnum
-from typing import Any, Literal
+from operator import attrgetter
+from typing import Any, Literal, TypeVar
 
 from vis_core.model.block import plain_error
 
 MAX_LINE_BYTES = 512
 MAX_HANDLE_CHARS = 256
+R = TypeVar("R")  # a call's record: an ActivityRecord, or its stored form (a dict)
 
 
 # The tools whose Activity runs a child session (vis_core/subagents): the child's Activities
@@ -409,6 +411,19 @@ class ActivityRecord:
     def group_key(self) -> tuple[str, int, str] | None:
         """Calls with one handle link only within one extension and one Python form."""
         return None if self.handle_id is None else (self.owner, self.form, self.handle_id)
+
+
+def receipts_of(calls: Sequence[R], tool: Callable[[R], str] = attrgetter("tool")) -> tuple[R, ...]:
+    """What the row of a handle lists under "Earlier on this handle", of the ``calls`` on it
+    (oldest first; the row shows the newest): the calls before the newest, but not the call
+    that made the handle (``shell()``: its method calls are named ``shell.wait`` …), which the
+    row is itself. Its newest call says how the handle is now; listed apart, the start read
+    as a second entry in a state long past ("running (pid 8585)" for a command that failed).
+    ``tool``: a call's tool name (a stored record's ``"tool"``, for an export)."""
+    earlier = tuple(calls[:-1])
+    if earlier and tool(calls[-1]).startswith(f"{tool(earlier[0])}."):
+        return earlier[1:]
+    return earlier
 
 
 def outcome_failed(presentation: ActivityPresentation) -> bool:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from vis_core.model.activity import from_plain, outcome_failed
+from vis_core.model.activity import from_plain, outcome_failed, receipts_of
 from vis_core.model.block import PYTHON_EXECUTION
 from vis_core.model.story import StoryKind
 from vis_core.model.turn import TurnStatus
@@ -191,6 +191,34 @@ def _evidence(record: dict[str, Any]) -> list[tuple[str, str]]:
     return [(title, text) for title, text in views if text.strip() or title]
 
 
+Entry = tuple[dict[str, Any], tuple[dict[str, Any], ...]]  # the newest call, earlier ones listed
+
+
+def _entries(turn: StoredTurn) -> dict[str, Entry | None]:
+    """The entry of each Activity of ``turn`` by its id, one per row the app shows: calls on
+    one handle (a command started, then waited on) are one entry, at the first call, showing
+    the newest with the earlier calls it lists (:func:`receipts_of`); a later call on a
+    handle has none (its handle's entry says it). Listed one by one, a command showed as
+    "✓ … running (pid N)" and then "✗ … exit 1"."""
+    records = [
+        record
+        for kind, value in turn.story
+        if kind in (StoryKind.CODE, StoryKind.ACTIVITY)
+        for record in (value.activities if kind is StoryKind.CODE else [value])
+    ]
+    calls: dict[Any, list[dict[str, Any]]] = {}
+    for record in records:
+        handle = record.get("handle_id")
+        key = (record.get("owner"), record.get("form"), handle) if handle else record.get("id")
+        calls.setdefault(key, []).append(record)
+    entries: dict[str, Entry | None] = {}
+    for group in calls.values():
+        entries.update((str(later.get("id")), None) for later in group[1:])
+        receipts = receipts_of(group, lambda record: str(record.get("tool", "")))
+        entries[str(group[0].get("id"))] = (group[-1], receipts)
+    return entries
+
+
 def _files_line(block: StoredBlock) -> str:
     marks = {"created": "+", "removed": "-", "changed": "~"}
     return " ".join(f"{marks.get(str(f.get('kind')), '~')}{f.get('path', '')}" for f in block.files)
@@ -233,27 +261,35 @@ def _markdown(session: StoredSession, clean: Callable[[str], str]) -> str:
 def _markdown_turn(turn: StoredTurn, out: list[str]) -> None:
     status = "" if turn.status == TurnStatus.COMPLETED else f" ({turn.status})"
     out += [f"## Turn {turn.position}{status}", "", "**You:**", "", _quote(turn.request), ""]
+    entries = _entries(turn)
     for kind, value in turn.story:
         if kind is StoryKind.REPLY:
             out += ["**Vis:**", "", value, ""]
-        elif kind is StoryKind.ACTIVITY:
-            out += [f"- {activity_line(value)}", ""]
+        elif kind is StoryKind.ACTIVITY and (entry := entries.get(str(value.get("id")))):
+            out += [*_markdown_entry(entry), ""]
         elif kind is StoryKind.CODE:
-            _markdown_block(value, out)
+            _markdown_block(value, entries, out)
     if turn.error:
         out += [f"**Error:** {turn.error}", ""]
     for note in turn.undone:  # the files this turn changed are as they were before it
         out += ["**/undo:**", "", _quote(note), ""]
 
 
-def _markdown_block(block: StoredBlock, out: list[str]) -> None:
+def _markdown_entry(entry: Entry) -> list[str]:
+    newest, receipts = entry
+    earlier = [f"  - earlier on this handle: {activity_line(record)}" for record in receipts]
+    return [f"- {activity_line(newest)}", *earlier]
+
+
+def _markdown_block(block: StoredBlock, entries: dict[str, Entry | None], out: list[str]) -> None:
     if block.tool == PYTHON_EXECUTION:
         out += [f"### Block {block.index}", "", _fence(block.code, "python"), ""]
     else:
         arguments = orjson.dumps(block.arguments, option=orjson.OPT_INDENT_2).decode()
         out += [f"### Tool call {block.index}: `{block.tool}`", "", _fence(arguments, "json"), ""]
-    out += [f"- {activity_line(record)}" for record in block.activities]
-    if block.activities:
+    shown = [entry for record in block.activities if (entry := entries.get(str(record.get("id"))))]
+    out += [line for entry in shown for line in _markdown_entry(entry)]
+    if shown:
         out.append("")
     if block.stdout:
         out += ["Output:", "", _fence(block.stdout, "text"), ""]
@@ -300,13 +336,14 @@ def _html(session: StoredSession, clean: Callable[[str], str]) -> str:
         status = "" if turn.status == TurnStatus.COMPLETED else f" ({esc(turn.status)})"
         out.append(f"<h2>Turn {turn.position}{status}</h2>")
         out.append(f'<div class="you text"><strong>You:</strong>\n{esc(turn.request)}</div>')
+        entries = _entries(turn)
         for kind, value in turn.story:
             if kind is StoryKind.REPLY:
                 out.append(f'<div class="text"><strong>Vis:</strong>\n{esc(value)}</div>')
-            elif kind is StoryKind.ACTIVITY:
-                out.append(_html_activity(value, esc))
+            elif kind is StoryKind.ACTIVITY and (entry := entries.get(str(value.get("id")))):
+                out.append(_html_activity(entry, esc))
             elif kind is StoryKind.CODE:
-                out.append(_html_block(value, esc))
+                out.append(_html_block(value, entries, esc))
         if turn.error:
             out.append(f'<p class="error">Error: {esc(turn.error)}</p>')
         for note in turn.undone:
@@ -315,19 +352,25 @@ def _html(session: StoredSession, clean: Callable[[str], str]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _html_activity(record: dict[str, Any], esc: Callable[[str], str]) -> str:
-    views = _evidence(record)
-    line = esc(activity_line(record))
-    if not views:
+def _html_activity(entry: Entry, esc: Callable[[str], str]) -> str:
+    newest, receipts = entry
+    views = _evidence(newest)
+    line = esc(activity_line(newest))
+    if not views and not receipts:
         return f"<div>{line}</div>"
     inner = "".join(
         (f"<p>{esc(title)}</p>" if title else "") + f"<pre>{esc(text)}</pre>"
         for title, text in views
     )
+    if receipts:
+        inner += "<p>Earlier on this handle</p>"
+        inner += "".join(f"<div>{esc(activity_line(record))}</div>" for record in receipts)
     return f"<details><summary>{line}</summary>{inner}</details>"
 
 
-def _html_block(block: StoredBlock, esc: Callable[[str], str]) -> str:
+def _html_block(
+    block: StoredBlock, entries: dict[str, Entry | None], esc: Callable[[str], str]
+) -> str:
     if block.tool == PYTHON_EXECUTION:
         parts = [f"<h3>Block {block.index}</h3><pre>{esc(block.code)}</pre>"]
     else:
@@ -336,7 +379,11 @@ def _html_block(block: StoredBlock, esc: Callable[[str], str]) -> str:
             f"<h3>Tool call {block.index}: <code>{esc(block.tool)}</code></h3>",
             f"<pre>{esc(arguments)}</pre>",
         ]
-    parts += [_html_activity(record, esc) for record in block.activities]
+    parts += [
+        _html_activity(entry, esc)
+        for record in block.activities
+        if (entry := entries.get(str(record.get("id"))))
+    ]
     if block.stdout:
         parts.append(f"<p>Output:</p><pre>{esc(block.stdout)}</pre>")
     if block.error:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from textual.binding import Binding
@@ -22,6 +23,7 @@ from vis_core.model.activity import (
     ActivityTerminal,
     error_begun_in_header,
     error_in_header,
+    receipts_of,
     shown_state,
     warned,
 )
@@ -181,7 +183,7 @@ class SectionView(Vertical, can_focus=True):
         self.set_class(expanded, "-expanded")
 
 
-def is_expandable(record: ActivityRecord, receipts: list[ActivityRecord]) -> bool:
+def is_expandable(record: ActivityRecord, receipts: Sequence[ActivityRecord]) -> bool:
     """Whether the row of ``record`` has anything to open: content, sections, an error, receipts."""
     p = record.presentation
     return bool(receipts or record.error or (p and (p.content or p.sections)))
@@ -226,18 +228,14 @@ class ActivityRow(Vertical, can_focus=True):
         *,
         depth: int = 0,
         opened: bool = False,
-        one_call: bool = False,
     ) -> None:
         super().__init__(classes=f"activity -{record.state.value}" + (" -expanded" * opened))
         self.record = record
         self.context = context
         self.depth = depth  # calls an extension tool made show under its row, indented
-        # the calls on its handle are one action (a !command: launch, then wait): a newer
-        # call replaces the one shown instead of listing it under "Earlier on this handle"
-        self.one_call = one_call
         if depth:
             self.styles.margin = (0, 0, 0, NEST_INDENT * depth)
-        self.receipts: list[ActivityRecord] = []
+        self.earlier: list[ActivityRecord] = []  # the calls on its handle before this one
         self._built_for: tuple[Any, ...] | None = None
         self._frame = 0
         self._spinner: Any = None
@@ -248,19 +246,23 @@ class ActivityRow(Vertical, can_focus=True):
 
     # -- state -------------------------------------------------------------------------
     @property
+    def receipts(self) -> tuple[ActivityRecord, ...]:
+        """The earlier calls listed under "Earlier on this handle" (:func:`receipts_of`)."""
+        return receipts_of([*self.earlier, self.record])
+
+    @property
     def expandable(self) -> bool:
         return is_expandable(self.record, self.receipts)
 
     def update_record(self, record: ActivityRecord) -> None:
-        """A newer state of this Activity, or a newer call on the same handle (a receipt)."""
-        if record.id != self.record.id and not self.one_call:
-            self.receipts.append(self.record)
+        """A newer state of this Activity, or a newer call on the same handle."""
+        if record.id != self.record.id:
+            self.earlier.append(self.record)
         self.record = record
         self._refresh_all()
 
     def as_text(self) -> str:
-        earlier = [record_text(r) for r in self.receipts]
-        return "\n\n".join([*earlier, record_text(self.record)])
+        return "\n\n".join(record_text(r) for r in [*self.receipts, self.record])
 
     # -- widgets -------------------------------------------------------------------------
     def compose(self) -> Any:
@@ -326,7 +328,7 @@ class ActivityRow(Vertical, can_focus=True):
         self.query_one(".activity-header", DisclosureHeader).update(self._header())
 
     def _build_body(self, body: Vertical) -> None:
-        key = (self.record, len(self.receipts))
+        key = (self.record, len(self.earlier))
         if self._built_for == key:
             return
         self._built_for = key
@@ -344,14 +346,14 @@ class ActivityRow(Vertical, can_focus=True):
         if presentation is not None:
             widgets.extend(render_block(block, self.context) for block in presentation.content)
             widgets.extend(SectionView(section, self.context) for section in presentation.sections)
-        if self.receipts:
+        if receipts := self.receipts:
             widgets.append(
                 Static(
                     Content.styled("Earlier on this handle", "bold $text-muted"),
                     classes="receipts-title",
                 )
             )
-            for earlier in reversed(self.receipts):
+            for earlier in reversed(receipts):
                 line = headline_content(earlier, expanded=False, expandable=False)
                 widgets.append(Static(line, classes="receipt"))
         body.remove_children()

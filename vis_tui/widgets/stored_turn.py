@@ -15,7 +15,7 @@ from textual.style import Style
 from textual.visual import Visual, visualize
 from textual.widget import Widget
 
-from vis_core.model.activity import ActivityRecord
+from vis_core.model.activity import ActivityRecord, receipts_of
 from vis_core.model.turn import TurnStatus
 from vis_tui.history import PartKind, StoredTurn
 from vis_tui.notes import said_by_its_fold
@@ -33,14 +33,20 @@ BLOCK_HIT = "block:"  # what a click on a block's lines reports: block:<iteratio
 
 @dataclasses.dataclass(frozen=True)
 class StoredRow:
-    """One collapsed Activity row of a stored turn: the newest call and earlier ones (receipts)."""
+    """One collapsed Activity row of a stored turn: the newest call and the earlier calls on
+    its handle."""
 
     record: ActivityRecord
-    receipts: tuple[ActivityRecord, ...]
+    earlier: tuple[ActivityRecord, ...]
     depth: int = 0  # under the row of the extension tool that made the call
 
+    @property
+    def receipts(self) -> tuple[ActivityRecord, ...]:
+        """The earlier calls the row lists (:func:`receipts_of`)."""
+        return receipts_of([*self.earlier, self.record])
+
     def header(self) -> HangingLine:
-        expandable = is_expandable(self.record, list(self.receipts))
+        expandable = is_expandable(self.record, self.receipts)
         return headline_content(self.record, expanded=False, expandable=expandable)
 
     def as_text(self) -> str:
@@ -74,17 +80,17 @@ def _as_tree(rows: list[StoredRow]) -> list[StoredRow]:
     shown: list[StoredRow] = []
     by_id: dict[str, StoredRow] = {}
     for row in rows:
-        first = row.receipts[0] if row.receipts else row.record
+        first = row.earlier[0] if row.earlier else row.record
         spot = place(
             shown,
             first,
             find=by_id.get,
             depth_of=lambda r: r.depth,
-            record_of=lambda r: r.receipts[0] if r.receipts else r.record,
+            record_of=lambda r: r.earlier[0] if r.earlier else r.record,
         )
         placed = dataclasses.replace(row, depth=spot.depth)
         shown.insert(spot.index(shown), placed)
-        by_id.update((r.id, placed) for r in (*row.receipts, row.record))
+        by_id.update((r.id, placed) for r in (*row.earlier, row.record))
     return shown
 
 
@@ -150,7 +156,7 @@ class StoredTurnView(Widget, can_focus=True):
         }
         self._cache: Drawn | None = None
         # Tab reaches a stored turn with something to open (a row that opens, a fold)
-        self.can_focus = any(is_expandable(r.record, list(r.receipts)) for r in self.rows) or any(
+        self.can_focus = any(is_expandable(r.record, r.receipts) for r in self.rows) or any(
             part.kind is PartKind.FOLD or (part.kind is PartKind.BLOCK and part.shown)
             for part in self.parts
         )
@@ -246,7 +252,7 @@ class StoredTurnView(Widget, can_focus=True):
                         row_ids.append(row.record.id)
                 parts.append((row_strips, 0, 0, row_ids))
         footer = footer_content(
-            [r for row in self.rows for r in (*row.receipts, row.record)],
+            [r for row in self.rows for r in (*row.earlier, row.record)],
             self.status,
             self.stored.error,
             show_steps=self.show_steps,

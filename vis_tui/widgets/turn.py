@@ -260,10 +260,9 @@ class TurnView(Vertical):
             depth_of=lambda row: row.depth,
             record_of=lambda row: row.record,
         )
-        # the person's own !command shows what it printed, as a terminal would; its launch
-        # and the wait for it are one Activity (the launch is not an earlier call)
-        command = self.person_command and record.iteration_id is None
-        row = ActivityRow(record, self.context, depth=spot.depth, opened=command, one_call=command)
+        # the person's own !command shows what it printed, as a terminal would
+        opened = self.person_command and record.iteration_id is None
+        row = ActivityRow(record, self.context, depth=spot.depth, opened=opened)
         order.insert(spot.index(order), row)
         self._fold_child_session(row)
         if spot.before is None and spot.after is None:

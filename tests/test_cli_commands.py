@@ -63,7 +63,7 @@ def test_compact_and_extension_commands_print_what_they_say(
     nobody = _run(workspace, vis_home, None, "/greet")
     assert first.returncode == 0, first.stderr
     assert compact.returncode == 0, compact.stderr
-    assert "Compacted t1" in compact.stdout and "the answer was four" in compact.stdout
+    assert "Compacted turn 1" in compact.stdout and "the answer was four" in compact.stdout
     # no model is configured: a command that needs none runs all the same
     assert greet.returncode == 0, greet.stderr
     assert greet.stdout.strip() == "Hello Ada\n\nfrom the greeter"  # no Markdown stars

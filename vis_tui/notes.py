@@ -7,6 +7,7 @@ from typing import Any
 
 from vis_core.model.activity import ActivityRecord, ActivityState
 from vis_core.model.block import plain_error
+from vis_core.model.folds import FOLDED_BY, fold_scope
 from vis_core.model.turn import BLOCK_CANCELLED
 
 THINKING_PREVIEW = 100
@@ -48,7 +49,6 @@ def block_notes(
 
 GIST_PREVIEW = 160
 FOLD_TOOL = "fold_session"
-_BY = {"overflow": " by Vis (the request was too long)", "compact": " by /compact"}
 
 
 @dataclass(frozen=True)
@@ -89,12 +89,14 @@ def said_by_its_fold(record: ActivityRecord) -> bool:
 
 
 def fold_line(fold: FoldInfo, *, expanded: bool = False) -> str:
-    """The row's one line: the key, who folded, and the start of the gist."""
+    """The row's one line: what was folded (``turns 1–16``, not the model's key ``t1-t16``),
+    who folded, and the start of the gist."""
     gist = " ".join(fold.gist.split())
     if len(gist) > GIST_PREVIEW:
         gist = gist[: GIST_PREVIEW - 1] + "…"
     marker = "▾" if expanded else "▸"
-    return f"{marker} ⋯ Folded {fold.key}{_BY.get(fold.origin, '')} · {gist or 'no gist'}"
+    what = fold_scope(fold.spans, fold.key)
+    return f"{marker} ⋯ Folded {what}{FOLDED_BY.get(fold.origin, '')} · {gist or 'no gist'}"
 
 
 def background_line(data: Any) -> str:

@@ -43,7 +43,7 @@ async def test_compact_folds_every_settled_turn_and_context_reports_it(
         await host.close()
     assert before.ok and "No folds yet" in (before.body or "")
     assert "| system prompt |" in (before.body or "") and "| tools (1) |" in (before.body or "")
-    assert compacted.ok and compacted.title == "Compacted t1,t2"
+    assert compacted.ok and compacted.title == "Compacted turns 1–2"
     assert "Both turns printed numbered words." in (compacted.body or "")
     assert "keep the numbers" in gist_call.messages[0].text
     assert again.title == "Nothing to compact"

@@ -122,7 +122,7 @@ async def test_the_hint_says_so_when_every_settled_turn_is_folded(
         after = await host.commands.run(session, "/context")
     finally:
         await host.close()
-    assert compacted.title == "Compacted t1,t2"
+    assert compacted.title == "Compacted turns 1–2"
     (hint,) = [line for line in (before.body or "").splitlines() if line.startswith("Hint:")]
     assert 'fold_session("-t2", gist)' in hint, hint  # between turns, t2 is an earlier one
     (hint,) = [line for line in (after.body or "").splitlines() if line.startswith("Hint:")]

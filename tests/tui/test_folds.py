@@ -62,14 +62,14 @@ async def test_a_fold_is_one_quiet_row_that_opens_to_what_was_folded(
         app.core.folded_story = reading  # type: ignore[method-assign]
         (row,) = app.main.transcript.query(FoldRow)
         header, _, opened = _shown(row)
-        assert header == f"▸ ⋯ Folded t1 · {GIST}" and not opened
+        assert header == f"▸ ⋯ Folded turn 1 · {GIST}" and not opened
         await pilot.click(row)
         await until(pilot, lambda: row.story is not None)
         await pilot.pause()
         header, story, opened = _shown(row)
         session_id = app.session.id
     assert on_main == [False]
-    assert header.startswith("▾ ⋯ Folded t1") and opened
+    assert header.startswith("▾ ⋯ Folded turn 1") and opened
     assert story.splitlines() == [
         "Left the model's context (t1); the history keeps it:",
         "",
@@ -93,14 +93,14 @@ async def test_a_fold_is_one_quiet_row_that_opens_to_what_was_folded(
         assert view._cache is not None
         line = next(y for y, hit in view._cache.hits.items() if hit == "fold:0")
         strips = view._cache.strips
-        assert "".join(s.text for s in strips[line]).strip() == f"▸ ⋯ Folded t1 · {GIST}"
+        assert "".join(s.text for s in strips[line]).strip() == f"▸ ⋯ Folded turn 1 · {GIST}"
         await pilot.click(view, offset=(4, line))  # the full turn, that fold opened
         await until(pilot, lambda: bool(resumed.main.transcript.query(FoldRow)))
         (row,) = resumed.main.transcript.query(FoldRow)
         await until(pilot, lambda: row.story is not None)
         await pilot.pause()
         header, resumed_story, opened = _shown(row)
-    assert header.startswith("▾ ⋯ Folded t1") and opened and resumed_story == story
+    assert header.startswith("▾ ⋯ Folded turn 1") and opened and resumed_story == story
 
 
 async def test_fork_in_the_app_opens_a_copy_up_to_a_turn(workspace: Path, tmp_path: Path) -> None:
@@ -159,13 +159,29 @@ def test_the_row_says_who_folded() -> None:
 
     spans = ((1, 0, 0), (2, 0, 0))
     assert fold_line(FoldInfo("t1,t2", "gist", spans, "overflow")) == (
-        "▸ ⋯ Folded t1,t2 by Vis (the request was too long) · gist"
+        "▸ ⋯ Folded turns 1–2 by Vis (the request was too long) · gist"
     )
     assert fold_line(FoldInfo("t1,t2", "", spans, "compact"), expanded=True) == (
-        "▾ ⋯ Folded t1,t2 by /compact · no gist"
+        "▾ ⋯ Folded turns 1–2 by /compact · no gist"
     )
     long = fold_line(FoldInfo("t1", "word " * 100, spans[:1]))
     assert len(long) < 200 and long.endswith("…")
+
+
+def test_the_row_says_which_turns_in_words() -> None:
+    """It read "Folded t1-t16 by /compact", the model's key for the fold: now the turns (and
+    blocks) it folded, as a person counts them."""
+    from vis_tui.notes import FoldInfo, fold_line
+
+    whole = tuple((n, 0, 0) for n in (*range(1, 17), 18))
+    assert fold_line(FoldInfo("t1-t16,t18", "g", whole, "compact")) == (
+        "▸ ⋯ Folded turns 1–16, 18 by /compact · g"
+    )
+    parts = ((2, 0, 0), (3, 2, 5), (4, 1, 1))
+    assert fold_line(FoldInfo("t2,t3/i2-i5,t4/i1", "g", parts)) == (
+        "▸ ⋯ Folded turn 2; turn 3, blocks 2–5; turn 4, block 1 · g"
+    )
+    assert fold_line(FoldInfo("t7", "g", ())) == "▸ ⋯ Folded t7 · g"  # no spans: its key
 
 
 def _screen_lines(app: VisApp) -> list[str]:
@@ -191,8 +207,8 @@ async def test_a_fold_the_model_made_is_one_row_live_and_after_resume(
         session_id = app.session.id
     resumed = await seen_after_resume(workspace, session_id, _screen_lines, size=(80, 40))
     for lines in (live, resumed):
-        said = [line for line in lines if "t1 · the user said hi" in line]
-        assert len(said) == 1 and "▸ ⋯ Folded t1 · the user said hi" in said[0], said
+        said = [line for line in lines if "1 · the user said hi" in line]
+        assert len(said) == 1 and "▸ ⋯ Folded turn 1 · the user said hi" in said[0], said
         # a refused fold made no fold: its call's row says why
         assert any("✗ Fold  t9: " in line for line in lines), "\n".join(lines)
 
@@ -229,6 +245,6 @@ async def test_the_fold_of_compact_goes_after_the_turn_by_its_note_live_and_afte
     written = [line.strip() for line in live if line.strip()]
     end = written.index("Cancelled by the user.")
     assert written[end + 1].endswith("Nothing undone"), written
-    fold = written.index("▸ ⋯ Folded t1,t2 by /compact · The gist of both.")
-    assert fold > end + 1 and written[fold + 1].endswith("Compacted t1,t2"), written
+    fold = written.index("▸ ⋯ Folded turns 1–2 by /compact · The gist of both.")
+    assert fold > end + 1 and written[fold + 1].endswith("Compacted turns 1–2"), written
     assert resumed == live, "\n".join(live) + "\n=====\n" + "\n".join(resumed)

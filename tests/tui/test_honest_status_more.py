@@ -156,7 +156,7 @@ async def test_what_slash_commands_said_is_shown_again_on_resume(
         return _lines(shown, first="keep the caches small")  # type: ignore[arg-type]
 
     resumed = await seen_after_resume(workspace, session_id, every_line, size=(100, 50))
-    assert any("Compacted t1" in line for line in live)
+    assert any("Compacted turn 1" in line for line in live)
     assert resumed == live
 
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from vis_core.commands import CommandAction, CommandResult, err, literal_markdown, ok
 from vis_core.extension.declarations import SlashCommand
+from vis_core.model.folds import fold_scope
 from vis_core.tools.display import plural
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ def context_commands(deps: CommandDeps) -> list[SlashCommand]:
         if fold is None:
             return ok("Nothing to compact", "Every settled turn is folded already.")
         return ok(
-            f"Compacted {fold.key}",
+            f"Compacted {fold_scope(fold.spans, fold.key)}",
             f"~{fold.removed_tokens:,} tokens left the active context; the history is still "
             f"saved. Gist:\n\n{literal_markdown(fold.gist)}",
         )

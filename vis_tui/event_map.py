@@ -31,10 +31,11 @@ from vis_core.events import (
 )
 from vis_core.model.activity import ActivityState
 from vis_core.model.block import PYTHON_EXECUTION
+from vis_core.model.notes import background_line
 from vis_core.model.notify import NotifyKind
 from vis_core.model.usage import UsagePurpose
 from vis_tui.block_info import BlockInfo
-from vis_tui.notes import FoldInfo, background_line, block_notes, image_line, thinking_note
+from vis_tui.notes import FoldInfo, block_notes, image_line, thinking_note
 from vis_tui.widgets.progress_line import ProgressLine
 from vis_tui.widgets.status import StatusBar
 from vis_tui.widgets.transcript import Transcript

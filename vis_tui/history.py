@@ -8,13 +8,13 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from vis_core.model.activity import ActivityRecord
+from vis_core.model.notes import background_line
 from vis_core.model.story import StoryKind
 from vis_core.model.turn import TurnStatus
 from vis_tui.block_info import BlockInfo, folds_into_activity
 from vis_tui.notes import (
     MUTED,
     FoldInfo,
-    background_line,
     block_notes,
     fold_line,
     image_line,

@@ -7,7 +7,7 @@ from typing import Any
 
 from vis_core.model.activity import ActivityRecord, ActivityState
 from vis_core.model.block import plain_error
-from vis_core.model.folds import FOLDED_BY, fold_scope
+from vis_core.model.notes import FOLDED_BY, PREVIEW, fold_scope
 from vis_core.model.turn import BLOCK_CANCELLED
 
 THINKING_PREVIEW = 100
@@ -47,7 +47,6 @@ def block_notes(
     return notes
 
 
-GIST_PREVIEW = 160
 FOLD_TOOL = "fold_session"
 
 
@@ -92,25 +91,11 @@ def fold_line(fold: FoldInfo, *, expanded: bool = False) -> str:
     """The row's one line: what was folded (``turns 1–16``, not the model's key ``t1-t16``),
     who folded, and the start of the gist."""
     gist = " ".join(fold.gist.split())
-    if len(gist) > GIST_PREVIEW:
-        gist = gist[: GIST_PREVIEW - 1] + "…"
+    if len(gist) > PREVIEW:
+        gist = gist[: PREVIEW - 1] + "…"
     marker = "▾" if expanded else "▸"
     what = fold_scope(fold.spans, fold.key)
     return f"{marker} ⋯ Folded {what}{FOLDED_BY.get(fold.origin, '')} · {gist or 'no gist'}"
-
-
-def background_line(data: Any) -> str:
-    """A command left running has ended: ``data`` is the event or its stored row (a dict)."""
-
-    def get(name: str) -> Any:
-        return data.get(name) if isinstance(data, dict) else getattr(data, name, None)
-
-    runtime = get("runtime")
-    took = f" after {runtime:.1f}s" if isinstance(runtime, int | float) else ""
-    command = " ".join(str(get("command") or "").split())
-    if len(command) > GIST_PREVIEW:
-        command = command[: GIST_PREVIEW - 1] + "…"
-    return f"⋯ Background command {get('handle_id')} ended: {get('state')}{took} · {command}"
 
 
 def image_line(event: Any) -> str:

@@ -82,3 +82,43 @@ async def test_a_persons_command_is_one_entry_in_the_export(workspace: Path) -> 
         text = (workspace / f"vis-session-{app.session.id[:8]}.md").read_text(encoding="utf-8")
     commands = [line for line in text.splitlines() if "Run command" in line]
     assert commands == ["- ✓ Run command — echo hello · waited · exit 0"], text
+
+
+async def test_the_export_says_what_the_person_did_between_turns(
+    workspace: Path, tmp_path: Path, jail_off: None
+) -> None:
+    """``/draft new``, ``/draft discard`` and ``/compact`` were not in the export: a turn
+    that ran in a draft later discarded showed its edits as if they had landed. Each is
+    said where it happened, before the first turn or after the turn it followed."""
+    from .test_drafts import _repo
+
+    edit = 'open("a.txt", "w").write("two\\n")'
+    script = [{"code": edit}, {"text": "Edited."}, {"text": "The gist."}]
+    repo = _repo(workspace)
+    app = vis_app(repo, write_script(tmp_path, script))
+    async with app.run_test(size=(110, 40)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"/draft new mine", "enter")
+        await until(pilot, lambda: app.main.status_bar.draft == "mine")
+        await type_keys(pilot, *"edit it", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Edited.")
+        await until(pilot, lambda: not app.main.turn_running)
+        await type_keys(pilot, *"/draft discard", "enter")
+        await until(pilot, lambda: app.main.status_bar.draft == "")
+        await type_keys(pilot, *"/compact", "enter")
+        await until(pilot, lambda: any("Compacted" in s for s in _said(app)))
+        await type_keys(pilot, *"/export", "enter")
+        await until(pilot, lambda: any("Exported this session (md)" in s for s in _said(app)))
+        await type_keys(pilot, *"/export s.html", "enter")
+        await until(pilot, lambda: "Exported this session (html)" in _said(app)[-1])
+        text = (repo / f"vis-session-{app.session.id[:8]}.md").read_text(encoding="utf-8")
+    entered = text.index("**Draft:**\n\n> Entered draft mine")
+    turn = text.index("## Turn 1")
+    edited = text.index("Files: ~a.txt")
+    discarded = text.index("**Draft:**\n\n> Discarded draft mine; the live workspace is as it was")
+    compacted = text.index("**/compact:**\n\n> Compacted turn 1: ~")
+    assert entered < turn < edited < discarded < compacted, text
+    assert "> The gist." in text[compacted:]
+    page = (repo / "s.html").read_text(encoding="utf-8")
+    assert page.index("Entered draft mine") < page.index("Turn 1") < page.index("Discarded draft")
+    assert "<strong>/compact:</strong>\nCompacted turn 1" in page

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from vis_core.commands import CommandAction, CommandResult, err, literal_markdown, ok
 from vis_core.extension.declarations import SlashCommand
-from vis_core.model.folds import fold_scope
+from vis_core.model.notes import fold_scope
 from vis_core.tools.display import plural
 
 if TYPE_CHECKING:

@@ -21,9 +21,11 @@ import orjson
 
 from vis_core.model.activity import from_plain, outcome_failed, receipts_of
 from vis_core.model.block import PYTHON_EXECUTION
+from vis_core.model.notes import background_line
 from vis_core.model.story import StoryKind
 from vis_core.model.turn import TurnStatus
 from vis_core.store.stored_session import (
+    Aside,
     StoredBlock,
     StoredSession,
     StoredTurn,
@@ -219,6 +221,13 @@ def _entries(turn: StoredTurn) -> dict[str, Entry | None]:
     return entries
 
 
+# the one-line notes of a turn's story, as the transcript shows them
+_NOTES: dict[StoryKind, Callable[[Any], str]] = {
+    StoryKind.DRAFT: lambda text: f"✎ {text}",
+    StoryKind.BACKGROUND: background_line,
+}
+
+
 def _files_line(block: StoredBlock) -> str:
     marks = {"created": "+", "removed": "-", "changed": "~"}
     return " ".join(f"{marks.get(str(f.get('kind')), '~')}{f.get('path', '')}" for f in block.files)
@@ -250,6 +259,8 @@ def _markdown(session: StoredSession, clean: Callable[[str], str]) -> str:
         f"- Turns: {len(session.turns)}",
         "",
     ]
+    for aside in session.before:
+        head += _markdown_aside(aside)
     parts = [clean("\n".join(head))]
     for turn in session.turns:
         out: list[str] = []
@@ -269,10 +280,18 @@ def _markdown_turn(turn: StoredTurn, out: list[str]) -> None:
             out += [*_markdown_entry(entry), ""]
         elif kind is StoryKind.CODE:
             _markdown_block(value, entries, out)
+        elif kind in _NOTES:
+            out += [_NOTES[kind](value), ""]
     if turn.error:
         out += [f"**Error:** {turn.error}", ""]
-    for note in turn.undone:  # the files this turn changed are as they were before it
-        out += ["**/undo:**", "", _quote(note), ""]
+    for aside in turn.after:
+        out += _markdown_aside(aside)
+
+
+def _markdown_aside(aside: Aside) -> list[str]:
+    if not aside.title:
+        return [aside.text, ""]
+    return [f"**{aside.title}:**", "", _quote(aside.text), ""]
 
 
 def _markdown_entry(entry: Entry) -> list[str]:
@@ -331,6 +350,7 @@ def _html(session: StoredSession, clean: Callable[[str], str]) -> str:
         f"<h1>{title}</h1>",
         f"<p>Session <code>{esc(row.id)}</code> · workspace <code>{esc(row.workspace)}</code>"
         f" · {plural(len(session.turns), 'turn')}</p>",
+        *(_html_aside(aside, esc) for aside in session.before),
     ]
     for turn in session.turns:
         status = "" if turn.status == TurnStatus.COMPLETED else f" ({esc(turn.status)})"
@@ -344,12 +364,19 @@ def _html(session: StoredSession, clean: Callable[[str], str]) -> str:
                 out.append(_html_activity(entry, esc))
             elif kind is StoryKind.CODE:
                 out.append(_html_block(value, entries, esc))
+            elif kind in _NOTES:
+                out.append(f'<p class="text">{esc(_NOTES[kind](value))}</p>')
         if turn.error:
             out.append(f'<p class="error">Error: {esc(turn.error)}</p>')
-        for note in turn.undone:
-            out.append(f'<div class="you text"><strong>/undo:</strong>\n{esc(note)}</div>')
+        out += [_html_aside(aside, esc) for aside in turn.after]
     out.append("</body></html>")
     return "\n".join(out) + "\n"
+
+
+def _html_aside(aside: Aside, esc: Callable[[str], str]) -> str:
+    if not aside.title:
+        return f'<p class="text">{esc(aside.text)}</p>'
+    return f'<div class="you text"><strong>{esc(aside.title)}:</strong>\n{esc(aside.text)}</div>'
 
 
 def _html_activity(entry: Entry, esc: Callable[[str], str]) -> str:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from vis_core.model.notes import background_line, fold_scope
 from vis_core.model.story import StoryKind
 from vis_core.store.database import StoreError
 from vis_core.store.interrupted import cut_off_endings
@@ -55,13 +56,24 @@ class StoredTurn:
     blocks: list[StoredBlock] = field(default_factory=list)
     activities: list[dict[str, Any]] = field(default_factory=list)  # outside any block
     story: list[tuple[StoryKind, Any]] = field(default_factory=list)  # in order
-    undone: list[str] = field(default_factory=list)  # what each /undo after it said
+    after: list[Aside] = field(default_factory=list)  # what happened after it, before the next
+
+
+@dataclass(frozen=True)
+class Aside:
+    """What happened between turns, as the person saw it: ``/undo``, entering or leaving a
+    draft, ``/compact``'s fold, a command left running that ended. ``title`` names the
+    command (empty: Vis's own note); ``text`` is Markdown."""
+
+    title: str
+    text: str
 
 
 @dataclass
 class StoredSession:
     row: SessionRow
     turns: list[StoredTurn]
+    before: list[Aside] = field(default_factory=list)  # what happened before the first turn
 
 
 def find_session(store: Store, key: str) -> SessionRow:
@@ -94,6 +106,9 @@ _READ = (
     "BlockFinished",
     "TurnEnded",
     "UserContext",
+    "DraftChanged",
+    "FoldCreated",
+    "BackgroundCommandEnded",
 )
 _ACTIVITIES = (  # the last state of each Activity, at the place of its first event
     "SELECT a.pos, e.data FROM activities AS a JOIN events AS e ON e.seq = a.seq "
@@ -110,31 +125,56 @@ def read_session(store: Store, row: SessionRow, *, cut_off: bool = False) -> Sto
         activities = conn.execute(_ACTIVITIES, (row.id,)).fetchall()
     turns: dict[str, StoredTurn] = {}
     blocks: dict[str, StoredBlock] = {}
+    before: list[Aside] = []
     next_activity = 0
     for stored in store.events(row.id, types=_READ):
         while next_activity < len(activities) and activities[next_activity][0] < stored.seq:
             _activity(orjson.loads(activities[next_activity][1]), blocks, turns)
             next_activity += 1
-        _event(orjson.loads(stored.data), turns, blocks)
+        _event(orjson.loads(stored.data), turns, blocks, before)
     for _pos, data in activities[next_activity:]:
         _activity(orjson.loads(data), blocks, turns)
     if cut_off and any(turn.status == "running" for turn in turns.values()):
         for event in cut_off_endings(store, row.id):
-            _event(event.to_dict(), turns, blocks)
-    return StoredSession(row, sorted(turns.values(), key=lambda t: t.position))
+            _event(event.to_dict(), turns, blocks, before)
+    return StoredSession(row, sorted(turns.values(), key=lambda t: t.position), before)
 
 
-def _event(data: dict[str, Any], turns: dict[str, StoredTurn], blocks: dict[str, StoredBlock]):
+def _aside(data: dict[str, Any], running: bool) -> Aside | None:
+    """What ``data`` (an event) tells the person beside the turns, if anything: ``running``,
+    a turn runs (a draft its tool entered is said by that call's Activity)."""
+    kind = data.get("type")
+    if kind == "UserContext" and data.get("origin") == "undo":
+        return Aside("/undo", str(data.get("note") or data.get("text") or "/undo"))
+    if kind == "DraftChanged" and not data.get("turn_id") and not running:
+        return Aside("Draft", str(data.get("text") or data.get("action") or ""))
+    if kind == "FoldCreated" and data.get("origin") == "compact":
+        scope = fold_scope(data.get("spans") or (), str(data.get("key") or ""))
+        gist = str(data.get("gist") or "").strip()
+        text = f"Compacted {scope}: ~{int(data.get('removed_tokens') or 0):,} tokens left the "
+        text += "model's context (the turns stay here)." + (f" Gist:\n\n{gist}" if gist else "")
+        return Aside("/compact", text)
+    if kind == "BackgroundCommandEnded" and not data.get("turn_id"):
+        return Aside("", background_line(data))
+    return None
+
+
+def _event(
+    data: dict[str, Any],
+    turns: dict[str, StoredTurn],
+    blocks: dict[str, StoredBlock],
+    before: list[Aside],
+) -> None:
     kind = data.get("type")
     if kind == "TurnStarted":
         turn = StoredTurn(data["turn_id"], data.get("position", 0), data.get("request", ""))
         turns[turn.id] = turn
         return
     turn = turns.get(data.get("turn_id") or "")
-    if kind == "UserContext" and data.get("origin") == "undo":
-        last = turn or next(reversed(turns.values()), None)  # between turns: after the last
-        if last is not None:
-            last.undone.append(str(data.get("note") or data.get("text") or "/undo"))
+    last = next(reversed(turns.values()), None)
+    if (aside := _aside(data, last is not None and last.status == "running")) is not None:
+        # after the turn it came after (the turn /compact folded last is the last one)
+        (last.after if last is not None else before).append(aside)
         return
     if kind == "BlockFinished":
         block = blocks.get(data.get("iteration_id", ""))
@@ -164,6 +204,10 @@ def _event(data: dict[str, Any], turns: dict[str, StoredTurn], blocks: dict[str,
     elif kind == "TurnEnded":
         turn.status = str(data.get("status", ""))
         turn.error, turn.content = data.get("error"), data.get("content", "")
+    elif kind == "DraftChanged" and data.get("text"):  # a mark in the turn (checks before it)
+        turn.story.append((StoryKind.DRAFT, str(data["text"])))
+    elif kind == "BackgroundCommandEnded":  # told to the model with this turn's request
+        turn.story.append((StoryKind.BACKGROUND, data))
 
 
 def _activity(

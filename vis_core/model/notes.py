@@ -1,8 +1,12 @@
-"""A fold's spans as a person reads them: "turns 1–16", "turn 3, blocks 2–5"."""
+"""What happened beside the model's answers as a person reads it, in the transcript and in an
+export alike: which turns a fold took ("turns 1–16"), a command left running that ended."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
+
+PREVIEW = 160  # characters of a gist or a command a one-line note shows
 
 # who made a fold, after "Folded …" (the model's own fold_session says nothing more)
 FOLDED_BY = {"overflow": " by Vis (the request was too long)", "compact": " by /compact"}
@@ -34,3 +38,17 @@ def fold_scope(spans: Iterable[Sequence[int]], key: str = "") -> str:
     if whole:
         parts.insert(0, f"{'turn' if len(whole) == 1 else 'turns'} {_numbers(whole)}")
     return "; ".join(parts) or key
+
+
+def background_line(data: Any) -> str:
+    """A command left running has ended: ``data`` is the event or its stored row (a dict)."""
+
+    def get(name: str) -> Any:
+        return data.get(name) if isinstance(data, dict) else getattr(data, name, None)
+
+    runtime = get("runtime")
+    took = f" after {runtime:.1f}s" if isinstance(runtime, int | float) else ""
+    command = " ".join(str(get("command") or "").split())
+    if len(command) > PREVIEW:
+        command = command[: PREVIEW - 1] + "…"
+    return f"⋯ Background command {get('handle_id')} ended: {get('state')}{took} · {command}"

@@ -165,8 +165,9 @@ def _jail_view(settings: SettingsReader, workspace: Path, session_id: str | None
     if hidden:
         names = ", ".join(home_relative(p) for p in hidden)
         said.append(
-            f"; commands in {names} (on your PATH) are not found there: jail_read_paths "
-            "shows folders read-only"
+            f"; commands in {names} (on your PATH) are not found there: the setting "
+            "jail_read_paths shows folders read-only (F2 or /settings in the app, "
+            "vis settings set from a shell)"
         )
     return "".join(said)
 

@@ -100,7 +100,9 @@ async def test_the_jail_line_says_which_path_folders_are_hidden_and_what_shows_t
     try:
         on, line = jail_mode(host.settings, workspace)
         assert on and "commands in ~/.toolchain/bin (on your PATH) are not found" in line
-        assert "jail_read_paths shows folders read-only" in line
+        # a setting, and where to set it (it read as if the person should know the name)
+        assert "the setting jail_read_paths shows folders read-only (F2 or /settings" in line
+        assert "vis settings set from a shell)" in line
         await host.settings.set("jail_read_paths", "~/.toolchain", "global")
         assert "not found" not in jail_mode(host.settings, workspace)[1]
     finally:

@@ -57,7 +57,7 @@ async def test_the_app_shows_the_draft_and_the_person_approves_it_with_slash_dra
         await until(pilot, lambda: app.main.transcript.last_answer == "Drafted.")
         bar = app.main.status_bar
         await until(pilot, lambda: bar.draft == "fix" and bar.draft_files == 2)
-        assert "✎ fix · 2 files" in str(bar.render())
+        assert "✎ draft fix · 2 files" in str(bar.render())
         assert any("Entered draft fix" in note for note in _notes(app))
         assert (repo / "a.txt").read_text() == "one\n"
 

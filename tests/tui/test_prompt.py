@@ -288,6 +288,57 @@ async def test_a_narrow_status_bar_keeps_what_the_session_is_doing(
         assert len(line) <= app.main.status_bar.size.width - 2
 
 
+async def test_a_draft_says_so_in_a_narrow_status_bar_and_help_explains_its_sign(
+    workspace: Path, jail_off: None
+) -> None:
+    """In a draft the compact bar showed "✎0", its label and any word left out, and F1 did
+    not say what the sign meant: it reads "✎ draft · 0 files" now, and help lists the bar's
+    signs."""
+    from vis_tui.widgets.status import SIGNS
+
+    app = vis_app(workspace)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"/draft new mine", "enter")
+        await until(pilot, lambda: app.main.status_bar.draft == "mine")
+        await pilot.pause()
+        line = app.main.status_bar.render().plain
+        assert "│✎ draft · 0 files│" in line, line
+        assert len(line) <= app.main.status_bar.size.width - 2
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        signs = app.screen.query_one("#help-signs")
+        shown = [str(cell.render()) for cell in signs.query(Static)]
+        assert shown[:2] == list(SIGNS[0]) and "✎ draft LABEL · N files" in shown[0]
+    app = vis_app(workspace, resume=app.session.id)  # type: ignore[union-attr]
+    async with app.run_test(size=(160, 20)) as pilot:
+        await started(app, pilot)
+        await until(pilot, lambda: app.main.status_bar.draft == "mine")
+        assert " │ ✎ draft mine · 0 files │ " in app.main.status_bar.render().plain
+
+
+async def test_a_narrow_screen_keeps_esc_close_and_f1_keys(workspace: Path) -> None:
+    """At 60 columns the settings footer lost "Esc close" and the empty prompt "F1 keys":
+    cut at the end, the hints a newcomer needs most went first. Less needed ones go now."""
+    app = vis_app(workspace)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await started(app, pilot)
+        prompt = app.main.prompt
+        assert prompt.placeholder == "Ask Vis…  (Enter sends · / commands · F1 keys)"
+        assert len(prompt.placeholder) <= prompt.content_size.width
+        await pilot.press("f2")
+        await until(pilot, lambda: bool(app.screen.query("#settings-hints")))
+        await pilot.pause()
+        hints = app.screen.query_one("#settings-hints", Static)
+        assert str(hints.render()) == "↑↓ move · Space/Enter change · / search · Esc close"
+    wide = vis_app(workspace)
+    async with wide.run_test(size=(100, 30)) as pilot:
+        await started(wide, pilot)
+        assert wide.main.prompt.placeholder == (
+            "Ask Vis…  (Enter sends · Shift+Enter newline · / commands · F1 keys)"
+        )
+
+
 async def test_summarize_steps_setting_shows_or_hides_the_step_line(
     workspace: Path, tmp_path: Path, vis_home: Path
 ) -> None:

@@ -1,4 +1,5 @@
-"""The help screen: every binding of the app, from one table, then the slash commands."""
+"""The help screen: every binding of the app, from one table, what the status bar's signs say,
+then the slash commands."""
 
 from __future__ import annotations
 
@@ -12,11 +13,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from vis_tui.keys import KEYS
+from vis_tui.widgets.status import SIGNS
 
 
 class HelpScreen(ModalScreen[None]):
-    """Lists every key, then every slash command (built-in, extension, command file); Esc or
-    q closes it."""
+    """Lists every key, the status bar's signs, then every slash command (built-in,
+    extension, command file); Esc or q closes it."""
 
     CSS_PATH = "help.tcss"
     BINDINGS = [
@@ -30,6 +32,10 @@ class HelpScreen(ModalScreen[None]):
                 for key in KEYS:
                     where = f"  ({key.where})" if key.where != "anywhere" else ""
                     yield from _row(key.keys, Content.assemble(key.what, (where, "$text-muted")))
+            yield Static(Content.styled("Status bar", "bold"), id="help-signs-title")
+            with Grid(classes="help-table", id="help-signs"):
+                for sign, what in SIGNS:
+                    yield from _row(sign, Content(what))
             yield Static(Content.styled("Commands", "bold"), id="help-commands-title")
             yield Grid(classes="help-table", id="help-commands")
             yield Static(Content.styled("Esc closes this list.", "$text-muted"), id="help-foot")

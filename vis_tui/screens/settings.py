@@ -23,6 +23,7 @@ from vis_core.frontend import (
     SettingsTree,
     SettingType,
 )
+from vis_tui.widgets.hints import Hint, HintLine
 from vis_tui.widgets.settings_editors import InlineChoices, InlineTextEditor
 from vis_tui.widgets.settings_rows import (
     ExtensionHeader,
@@ -32,7 +33,14 @@ from vis_tui.widgets.settings_rows import (
 )
 
 SCOPES = (SettingScope.GLOBAL, SettingScope.PROJECT, SettingScope.GROUP, SettingScope.SESSION)
-HINTS = "↑↓ move · Space/Enter change · Del reset · [ ] scope · / search · Esc close"
+HINTS: tuple[Hint, ...] = (
+    ("↑↓ move", 2),
+    ("Space/Enter change", 1),
+    ("Del reset", 3),
+    ("[ ] scope", 3),
+    ("/ search", 2),
+    ("Esc close", 0),
+)
 Reloader = Callable[[], Awaitable[str]]
 FIRST_PAINT_ROWS = 80
 
@@ -95,7 +103,7 @@ class SettingsScreen(Screen[None]):
         self._pending = rows[FIRST_PAINT_ROWS:]
         with VerticalScroll(id="settings-tree"):
             yield from rows[:FIRST_PAINT_ROWS]
-        yield Static(Content.styled(HINTS, "$text-muted"), id="settings-hints")
+        yield HintLine(HINTS, id="settings-hints")
 
     def on_mount(self) -> None:
         first = next(iter(self.query(SettingRow)), None)

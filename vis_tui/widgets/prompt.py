@@ -7,13 +7,30 @@ import re
 from collections.abc import Callable
 
 from textual import events, work
+from textual.content import Content
 from textual.message import Message
 from textual.widgets import TextArea
 
 from vis_core.model.images import ImageRefused, PersonImage, checked_image
 from vis_tui.widgets.completion import CompletionMenu
+from vis_tui.widgets.hints import Hint, fit_hints
 
 PASTE_FOLD_LINES = 12  # a longer paste is one "[pasted N lines #k]" entry in the prompt
+
+
+ASK = "Ask Vis…  ({})"
+HINTS: tuple[Hint, ...] = (
+    ("Enter sends", 1),
+    ("Shift+Enter newline", 3),
+    ("/ commands", 2),
+    ("F1 keys", 0),
+)
+
+
+def _placeholder(width: int) -> str:
+    """What an empty prompt says in ``width`` cells: "F1 keys" stays (it showed as far as
+    "/ commands" where the prompt was narrow, the key to every other key cut off)."""
+    return ASK.format(fit_hints(HINTS, width - Content(ASK.format("")).cell_length))
 
 
 class PromptInput(TextArea):
@@ -47,7 +64,7 @@ class PromptInput(TextArea):
             tab_behavior="focus",
             show_line_numbers=False,
             highlight_cursor_line=False,
-            placeholder="Ask Vis…  (Enter sends · Shift+Enter newline · / commands · F1 keys)",
+            placeholder=_placeholder(80),
         )
         self.recall: list[str] = []
         self.recall_index: int | None = None
@@ -57,6 +74,9 @@ class PromptInput(TextArea):
         self.pastes: dict[str, str] = {}  # entry shown in the prompt -> the text pasted
         self.images: list[PersonImage] = []  # pasted images waiting to be sent, as chips
         self.told_no_clipboard_tool = False  # said once per run
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.placeholder = _placeholder(self.content_size.width)
 
     # -- images --------------------------------------------------------------------------
     def add_images(self, images: list[PersonImage]) -> None:

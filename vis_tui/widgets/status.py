@@ -14,6 +14,20 @@ from vis_core.model.usage import Usage
 
 _LEFT_OUT_FIRST = ("cost", "tokens", "context", "model")  # where the status line is narrow
 
+# What the bar's signs say, for the help screen (F1).
+SIGNS: tuple[tuple[str, str], ...] = (
+    (
+        "✎ draft LABEL · N files",
+        "the session works in a draft, an isolated copy of the workspace, and N files differ "
+        "from it; /draft shows, approves or discards it (the label is left out where narrow)",
+    ),
+    ("◇ plan mode", "the model plans and changes nothing until you approve (/plan)"),
+    ("N% context", "how much of the model's context budget the next request fills"),
+    ("● running, ○ ready", "a turn runs (Esc cancels it); Vis waits for your request"),
+    ("◌ N background commands", "commands the model left running (◌ N bg where narrow)"),
+    ("N queued", "your messages waiting for the running turn to end"),
+)
+
 
 def _tokens(count: int) -> str:
     if count >= 1_000_000:
@@ -132,9 +146,10 @@ class StatusBar(Static):
         if self.planning:
             parts.extend([("◇ plan" if compact else "◇ plan mode", "$text-warning"), sep])
         if self.draft:
-            files = f"{self.draft_files}" if compact else f" · {plural(self.draft_files, 'file')}"
-            label = f"✎ {self.draft}{files}" if not compact else f"✎{files}"
-            parts.extend([(label, "$text-warning"), sep])
+            # the word stays where narrow: "✎1" said nothing to a newcomer
+            label = "✎ draft" if compact else f"✎ draft {self.draft}"
+            files = plural(self.draft_files, "file")
+            parts.extend([(f"{label} · {files}", "$text-warning"), sep])
         if not compact:
             title = Content(self.title or "new session")
             if title_cells is not None:

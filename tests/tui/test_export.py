@@ -122,3 +122,25 @@ async def test_the_export_says_what_the_person_did_between_turns(
     page = (repo / "s.html").read_text(encoding="utf-8")
     assert page.index("Entered draft mine") < page.index("Turn 1") < page.index("Discarded draft")
     assert "<strong>/compact:</strong>\nCompacted turn 1" in page
+
+
+async def test_the_export_marks_a_draft_a_turn_entered_in_that_turn(
+    workspace: Path, tmp_path: Path, jail_off: None
+) -> None:
+    """The model's ``draft_create`` marks its turn ("✎ Entered draft later"), live and after
+    resume; the export had no mark, so the turn's edits read as made in the workspace."""
+    from .test_drafts import _repo
+
+    script = [{"code": 'await draft_create("later")'}, {"text": "In."}]
+    repo = _repo(workspace)
+    app = vis_app(repo, write_script(tmp_path, script))
+    async with app.run_test(size=(110, 40)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"go", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "In.")
+        await until(pilot, lambda: not app.main.turn_running)
+        await type_keys(pilot, *"/export", "enter")
+        await until(pilot, lambda: any("Exported this session (md)" in s for s in _said(app)))
+        text = (repo / f"vis-session-{app.session.id[:8]}.md").read_text(encoding="utf-8")
+    turn = text.index("## Turn 1")
+    assert turn < text.index("\n✎ Entered draft later") < text.index("\nIn.\n"), text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from pilot_keys import type_keys
@@ -97,3 +98,24 @@ async def test_ctrl_c_cancels_and_esc_drops_the_queue(workspace: Path, tmp_path:
         assert main.queue == [] and not main.queue_paused
         await pilot.pause(0.3)
         assert len(main.transcript.turns) == 1
+
+
+async def test_a_narrow_progress_line_keeps_esc_to_interrupt(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """At 60 columns the line was cut at its end, "Esc to interrupt" with it, the one way
+    out a newcomer reads there: the tokens go first now, then the time, then what Vis does
+    is cut short."""
+    app = vis_app(workspace, _slow_script(tmp_path))
+    async with app.run_test(size=(60, 20)) as pilot:
+        await started(app, pilot)
+        main = app.main
+        await type_keys(pilot, *"first", "enter")
+        await until(
+            pilot, lambda: main.progress.display and "writing" in str(main.progress.render())
+        )
+        line = main.progress.render()
+        assert re.fullmatch(r". writing the answer  ·  \d+s  ·  Esc to interrupt", line.plain)
+        assert line.cell_length <= main.progress.content_size.width
+        await pilot.press("escape")
+        await until(pilot, lambda: not main.turn_running)

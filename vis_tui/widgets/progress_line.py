@@ -69,14 +69,20 @@ class ProgressLine(Static):
         elapsed = 0.0 if frozen else time.monotonic() - self.started
         frame = 0 if frozen else int(elapsed / TICK_SECONDS)
         tokens = self.tokens + self.streamed // CHARS_PER_TOKEN
-        return Content.assemble(
-            (SPINNER[frame % len(SPINNER)], "$text-accent"),
-            " ",
-            (self.doing, "bold"),
-            ("  ·  ", "$text-muted"),
-            elapsed_text(elapsed),
-            ("  ·  ", "$text-muted"),
-            f"↓ {tokens:,} tokens",
-            ("  ·  ", "$text-muted"),
-            ("Esc to interrupt", "$text-muted"),
-        )
+        sep = ("  ·  ", "$text-muted")
+        head = Content.assemble((SPINNER[frame % len(SPINNER)], "$text-accent"), " ")
+        head += Content.styled(self.doing, "bold")
+        tail = Content.assemble(sep, ("Esc to interrupt", "$text-muted"))
+        # Where narrow, "Esc to interrupt" stays (cut at the end, it went first): the tokens
+        # go, then the time, then what Vis is doing is cut short.
+        figures = [(sep, elapsed_text(elapsed)), (sep, f"↓ {tokens:,} tokens")]
+        width = self.content_size.width or 1_000
+        while True:
+            line = head + Content.assemble(*(part for pair in figures for part in pair)) + tail
+            if line.cell_length <= width or not figures:
+                break
+            figures.pop()
+        if line.cell_length > width:
+            head = head.truncate(max(width - tail.cell_length, 3), ellipsis=True)
+            line = head + tail
+        return line

@@ -62,8 +62,8 @@ class StoredTurn:
 @dataclass(frozen=True)
 class Aside:
     """What happened between turns, as the person saw it: ``/undo``, entering or leaving a
-    draft, ``/compact``'s fold, a command left running that ended. ``title`` names the
-    command (empty: Vis's own note); ``text`` is Markdown."""
+    draft, ``/compact``'s fold, a command left running that ended. ``title`` says what it
+    was (``/undo``, ``Draft``, ``/compact``; empty: Vis's own note); ``text`` is Markdown."""
 
     title: str
     text: str

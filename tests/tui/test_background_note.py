@@ -9,7 +9,7 @@ from pilot_keys import type_keys
 
 from vis_tui.app import VisApp
 
-from .support import started, until, vis_app, write_script
+from .support import seen_after_resume, settled, started, until, vis_app, write_script
 
 START = 'bg = await shell("while [ ! -e go ]; do sleep 0.01; done; echo built; exit 2")'
 FINISH = """
@@ -151,3 +151,36 @@ def _turns(lines: list[str]) -> list[str]:
     while shown and not shown[-1]:
         shown.pop()
     return shown
+
+
+async def test_a_command_waited_on_in_a_later_turn_ends_in_both_turns_rows(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Started in one turn and waited on in the next: the first turn's row read "✓ Run
+    command … · running (pid N)" for ever (only the newest call on the handle, the wait, was
+    drawn again). Each turn's row now says how the command ended, live and after resume."""
+    start = 'sh = await shell("read line; exit 3")'
+    wait = 'await sh.type("go\\n")\nprint(await sh.wait(30))'
+    steps = [{"code": start}, {"text": "Started."}, {"code": wait}, {"text": "It ended."}]
+    app = vis_app(workspace, write_script(tmp_path, steps))
+    async with app.run_test(size=(120, 50)) as pilot:
+        await started(app, pilot)
+        for request, answer in (("start", "Started."), ("wait", "It ended.")):
+            await type_keys(pilot, *request, "enter")
+            await until(pilot, lambda a=answer: app.main.transcript.last_answer == a)
+            await until(pilot, lambda: not app.main.turn_running)
+        await until(pilot, lambda: not any("running (pid" in line for line in _lines(app)))
+        app.main.transcript.scroll_home(animate=False)
+        live = await settled(pilot, lambda: [ln for ln in _lines(app) if "Run command" in ln])
+        session_id = app.session.id
+    assert len(live) == 2, live
+    assert live[0].startswith("▸ ✗ Run command  read line; exit 3 · exit 3"), live
+    assert "waited · exit 3" in live[1], live
+    resumed = await seen_after_resume(
+        workspace,
+        session_id,
+        lambda again: [ln for ln in _lines(again) if "Run command" in ln],
+        size=(120, 50),
+        from_top=True,
+    )
+    assert resumed == live

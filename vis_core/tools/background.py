@@ -65,15 +65,17 @@ def follow_exits(
     """A session watcher (``early``: it knows whether a turn runs as the turn's events are
     emitted) for the commands the session's blocks left running.
 
-    When a command exits after the newest Activity of its handle was drawn "running (pid
-    …)", that Activity is drawn again with how it ended and its real duration (live, and in
-    the store for a resume). While a turn runs, the turn's next request reports the end; an
-    end no request will carry (between turns, or after a turn's last request) is reported at
-    once when no turn runs, without a turn (``turn_id`` empty): the person sees it after the
-    turns, and the model reads it with the next turn's request. ``tasks``: the session's,
-    which keep the reports made as a turn ends until they are told.
+    When a command exits after the newest Activity of its handle in a turn was drawn
+    "running (pid …)", that Activity is drawn again with how it ended and its real duration
+    (live, and in the store for a resume), in each turn that shows the handle: a turn's row
+    shows the newest call on it in that turn, so a command started in one turn and waited on
+    in the next read "running" for ever in the first. While a turn runs, the turn's next
+    request reports the end; an end no request will carry (between turns, or after a turn's
+    last request) is reported at once when no turn runs, without a turn (``turn_id`` empty):
+    the person sees it after the turns, and the model reads it with the next turn's request.
+    ``tasks``: the session's, which keep the reports made as a turn ends until they are told.
     """
-    newest: dict[str, ActivityRecord] = {}
+    newest: dict[tuple[str, str | None], ActivityRecord] = {}  # by handle and turn
     turn_running = False
 
     def watch(event: Event) -> None:
@@ -86,7 +88,7 @@ def follow_exits(
         elif isinstance(event, ActivityStarted | ActivityUpdated | ActivityEnded):
             record = event.activity
             if record is not None and record.handle_id in shells.handles:
-                newest[record.handle_id] = record
+                newest[(record.handle_id, record.turn_id)] = record
 
     async def report_between_turns() -> None:
         """Each end not reported yet, one at a time; each one is emitted right after the look
@@ -100,14 +102,15 @@ def follow_exits(
             await emit(report_of(handle, session_id, ""))
 
     async def exited(handle: ShellHandle) -> None:
-        await redraw(handle)
+        for key in [key for key in newest if key[0] == handle.id]:
+            await redraw(handle, key)
         await report_between_turns()
 
-    async def redraw(handle: ShellHandle) -> None:
-        record = newest.get(handle.id)
-        presentation = record.presentation if record is not None else None
+    async def redraw(handle: ShellHandle, key: tuple[str, str | None]) -> None:
+        record = newest[key]
+        presentation = record.presentation
         running = f"running (pid {handle.pid})"
-        if record is None or presentation is None or record.state is ActivityState.RUNNING:
+        if presentation is None or record.state is ActivityState.RUNNING:
             return  # not drawn yet, or its call still runs: the call's end draws the exit
         if running not in presentation.summary:
             return
@@ -120,7 +123,7 @@ def follow_exits(
             aside=now.aside,
         )
         updated = replace(record, presentation=redrawn)
-        newest[handle.id] = updated
+        newest[key] = updated
         await emit(ActivityUpdated(session_id, activity=updated))
         flush()  # saved now: a command stopped as the session closes is told before the store
 

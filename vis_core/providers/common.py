@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 from vis_core.model.conversation import ToolCall
 from vis_core.providers.base import ContextOverflowError, ModelRequest
@@ -17,6 +18,9 @@ RETRYABLE_STATUSES = frozenset({408, 429})
 # that starts with this (Anthropic's signatures are base64, without a "-"): no provider sends
 # back the other's.
 OPENAI_MARK = "openai-"
+# The least output limit (max_tokens) worth asking for: a request whose prompt leaves less of
+# the model's context than this is too long, not an answer to cut short.
+MIN_OUTPUT_TOKENS = 1024
 
 
 def is_retryable_status(status: int | None) -> bool:
@@ -45,6 +49,18 @@ def overflow_error(status: int | None, message: str) -> ContextOverflowError | N
     if found is not None:
         tokens = int((found.group(1) or found.group(2)).replace(",", ""))
     return ContextOverflowError(message, status=status, input_tokens=tokens)
+
+
+def fit_output(request: ModelRequest, input_limit: int | None) -> ModelRequest:
+    """``request`` with its output limit (max_tokens) cut to what the estimated prompt leaves
+    of ``input_limit`` (servers such as vLLM refuse a prompt plus max_tokens beyond their
+    context), never below ``MIN_OUTPUT_TOKENS``; as it is when the limit is unknown."""
+    if not input_limit:
+        return request
+    room = max(input_limit - estimate_tokens(request_chars(request)), MIN_OUTPUT_TOKENS)
+    if room >= request.max_tokens:
+        return request
+    return replace(request, max_tokens=room)
 
 
 def estimate_tokens(chars: int) -> int:

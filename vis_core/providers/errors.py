@@ -12,10 +12,25 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.providers.base import ContextOverflowError, ProviderConfigError, ProviderError
-from vis_core.providers.common import is_retryable_status
+from vis_core.providers.common import MIN_OUTPUT_TOKENS, is_retryable_status
 
 # The typed "request too long" error; ``ContextOverflowError`` in ``providers.base``.
 ContextOverflow = ContextOverflowError
+
+
+class OutputLimitTooLarge(ProviderError):
+    """The prompt fits the model's context, but not with the output limit asked for
+    (max_tokens): ``input_tokens`` (what the server counted) and ``limit`` (the context) say
+    how much is left for the answer (``room``). Asked again with at most that, it goes."""
+
+    def __init__(self, message: str, *, status: int | None, input_tokens: int, limit: int):
+        super().__init__(message, status=status)
+        self.input_tokens = input_tokens
+        self.limit = limit
+
+    @property
+    def room(self) -> int:
+        return self.limit - self.input_tokens
 
 
 class UnfinishedResponse(ProviderError):
@@ -66,19 +81,57 @@ _OVERFLOW_TEXT = re.compile(
     r"|model is loaded with context length of only",  # LM Studio
     re.IGNORECASE,
 )
-_TOKEN_FIGURES = (
+_TOKEN_FIGURES = (  # each names the request's input tokens and the model's limit
     # "prompt is too long: 210000 tokens > 200000 maximum"
-    re.compile(r"(\d[\d,]*) tokens? > (\d[\d,]*)"),
-    # "maximum context length is 8192 tokens. However, you requested 9000 tokens"
-    # (OpenAI: "... However, your messages resulted in 130532 tokens")
+    re.compile(r"(?P<tokens>\d[\d,]*) tokens? > (?P<limit>\d[\d,]*)"),
+    # "maximum context length is 8192 tokens. However, you requested 9000 tokens in the
+    # messages" (vLLM), "... However, your messages resulted in 130532 tokens" (OpenAI),
+    # "... However, your request has 9000 input tokens" (vLLM ≥ 0.10)
     re.compile(
-        r"maximum context length is (\d[\d,]*).*?(?:requested|resulted in) (?:about )?(\d[\d,]*)",
+        r"maximum context length is (?P<limit>\d[\d,]*).*?"
+        r"(?:requested|resulted in|request has) (?:about )?(?P<tokens>\d[\d,]*)",
         re.S,
     ),
     # "Requested tokens (9000) exceed context window of 8192"
-    re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)"),
+    re.compile(r"Requested tokens \((?P<tokens>\d+)\) exceed context window of (?P<limit>\d+)"),
     # llama.cpp: "request (9000 tokens) exceeds the available context size (8192 tokens), ..."
-    re.compile(r"request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)"),
+    re.compile(
+        r"request \((?P<tokens>\d+) tokens\) exceeds the available context size "
+        r"\((?P<limit>\d+) tokens\)"
+    ),
+)
+# What servers say when the prompt and the output limit asked for (max_tokens) together exceed
+# the context: each names the prompt's tokens (``tokens``, plus ``more`` for tool schemas) and
+# the context (``limit``). The output limit is what to change while the prompt fits.
+_OUTPUT_LIMIT_FIGURES = (
+    # vLLM, OpenAI: "maximum context length is 8192 tokens. However, you requested 9469 tokens
+    # (1277 in the messages, 8192 in the completion)" (OpenAI adds "N in the functions, ")
+    re.compile(
+        r"maximum context length is (?P<limit>\d[\d,]*) tokens.*?"
+        r"\((?P<tokens>\d[\d,]*) in the messages, (?:(?P<more>\d[\d,]*) in the functions, )?"
+        r"\d[\d,]* in the completion",
+        re.S,
+    ),
+    # vLLM ≥ 0.10: "'max_tokens' or 'max_completion_tokens' is too large: 8192. This model's
+    # maximum context length is 8192 tokens and your request has 1277 input tokens"
+    re.compile(
+        r"too large: \d+\. This model's maximum context length is (?P<limit>\d+) tokens "
+        r"and your request has (?P<tokens>\d+) input tokens"
+    ),
+    # SGLang: "... maximum context length of 8192 tokens. You requested a total of 9469
+    # tokens: 1277 tokens from the input messages and 8192 tokens for the completion"
+    re.compile(
+        r"maximum context length of (?P<limit>\d+) tokens\. You requested a total of \d+ "
+        r"tokens: (?P<tokens>\d+) tokens from the input messages"
+    ),
+    # Text Generation Inference: "`inputs` tokens + `max_new_tokens` must be <= 8192. Given:
+    # 1277 `inputs` tokens and 8192 `max_new_tokens`"
+    re.compile(r"must be <= (?P<limit>\d+)\. Given: (?P<tokens>\d+) `inputs` tokens"),
+    # Anthropic: "input length and `max_tokens` exceed context limit: 195000 + 8192 > 200000"
+    re.compile(
+        r"input length and `max_tokens` exceed context limit: (?P<tokens>\d+) \+ \d+ > "
+        r"(?P<limit>\d+)"
+    ),
 )
 # Errors that another try cannot fix even when the server calls them 5xx.
 _VALIDATION_TEXT = re.compile(
@@ -133,14 +186,18 @@ def _body_field(body: Any, name: str) -> str | None:
     return None
 
 
+def _number(found: re.Match[str], name: str) -> int:
+    value = found.groupdict().get(name)
+    return int(value.replace(",", "")) if value else 0
+
+
 def _figures(text: str) -> tuple[int | None, int | None]:
-    """(tokens requested, context limit) as a context-overflow message states them."""
-    for index, pattern in enumerate(_TOKEN_FIGURES):
+    """(the request's input tokens, the context limit) as a context-overflow message states
+    them."""
+    for pattern in _TOKEN_FIGURES:
         found = pattern.search(text)
-        if found is None:
-            continue
-        first, second = (int(g.replace(",", "")) for g in found.groups())
-        return (second, first) if index == 1 else (first, second)
+        if found is not None:
+            return _number(found, "tokens"), _number(found, "limit")
     return None, None
 
 
@@ -177,6 +234,38 @@ def _url_of(exc: BaseException) -> str:
     return str(url) if url is not None else ""
 
 
+def output_limit_refusal(
+    provider: str, status: int | None, body: Any
+) -> OutputLimitTooLarge | ContextOverflow | None:
+    """The error for a refusal of the output limit asked for (max_tokens): the prompt and it
+    together exceed the model's context. :class:`OutputLimitTooLarge` when the prompt leaves
+    at least ``MIN_OUTPUT_TOKENS`` for the answer, else a ContextOverflow (the conversation
+    itself must shrink); None when ``body`` says something else."""
+    detail = body_detail(body)
+    found = next(filter(None, (p.search(detail) for p in _OUTPUT_LIMIT_FIGURES)), None)
+    if found is None:
+        return None
+    tokens = _number(found, "tokens") + _number(found, "more")
+    limit = _number(found, "limit")
+    where = f" (HTTP {status})" if status else ""
+    if limit - tokens < MIN_OUTPUT_TOKENS:
+        return ContextOverflow(
+            f"{provider}: the request ({tokens} tokens) leaves no room for an answer in the "
+            f"model's {limit}-token context window{where}: {detail}",
+            status=status,
+            input_tokens=tokens,
+            limit=limit,
+        )
+    return OutputLimitTooLarge(
+        f"{provider} refused the output limit asked for (max_tokens){where}: the request's "
+        f"{tokens} tokens leave {limit - tokens} of the model's {limit}-token context for the "
+        f"answer: {detail}",
+        status=status,
+        input_tokens=tokens,
+        limit=limit,
+    )
+
+
 def _status_error(
     exc: Any, *, provider: str, key_env: str, config_file: Path | str | None
 ) -> ProviderError:
@@ -184,7 +273,9 @@ def _status_error(
     body = exc.body
     if status == 200:  # an error event inside a stream
         status = _ERROR_TYPE_STATUS.get(_body_field(body, "type") or "", 500)
-    overflow = context_overflow(provider, status, body)
+    overflow = output_limit_refusal(provider, status, body) or context_overflow(
+        provider, status, body
+    )
     if overflow is not None:
         return overflow
     detail = body_detail(body) or str(exc)

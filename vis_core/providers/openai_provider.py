@@ -267,7 +267,7 @@ class OpenAIProvider(SdkProvider):
         settle_processor((Path.cwd(),))  # the SDK's first request asks platform.platform()
         return openai, openai.AsyncOpenAI, openai.OpenAIError
 
-    async def _ask_server(self, model: str) -> None:
+    async def discover(self, model: str) -> None:
         """Once per model: the input limit a local or compatible server reports, and whether
         it is llama.cpp's server."""
         if self.official or model in self._asked_server or self.base_url is None:
@@ -348,7 +348,6 @@ class OpenAIProvider(SdkProvider):
             except READ_FAULTS as exc:
                 raise self.unreadable(exc, None) from exc
             return
-        await self._ask_server(request.model)
         usage: Usage | None = None
         finish: str | None = None
         answer = AnswerReader(self.reasoning_mark)

@@ -19,8 +19,8 @@ from vis_core.providers.base import (
     ProviderError,
     StreamEvent,
 )
-from vis_core.providers.common import NO_KEY
-from vis_core.providers.errors import SdkErrors, map_error
+from vis_core.providers.common import NO_KEY, fit_output
+from vis_core.providers.errors import OutputLimitTooLarge, SdkErrors, map_error
 from vis_core.providers.models import lookup_model, request_options
 from vis_core.providers.tls import verified_context
 
@@ -233,9 +233,11 @@ class SdkProvider:
         )
 
     def learn_limit(self, model: str, error: ProviderError) -> None:
-        """Keep the context size a server's refusal stated (a request too long for it)."""
-        if isinstance(error, ContextOverflowError) and error.status and error.limit:
-            self._server_limits[model] = error.limit
+        """Keep the context size a server's refusal stated (a request, or its output limit,
+        too long for it)."""
+        if isinstance(error, ContextOverflowError | OutputLimitTooLarge) and error.status:
+            if error.limit:
+                self._server_limits[model] = error.limit
 
     async def aclose(self) -> None:
         """Close the HTTP connections (call before the event loop ends)."""
@@ -330,7 +332,32 @@ class SdkProvider:
         if page is not None:
             raise self.not_a_stream(*page)
 
+    async def discover(self, model: str) -> None:
+        """Ask the server about ``model`` (its input limit) before its first request; a
+        provider whose server says nothing of itself does nothing."""
+
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """The response to ``request``, its output limit fitted to the model's known input
+        limit (``fit_output``); a server that refuses that limit before answering (the prompt
+        is longer than estimated) is asked once more for what its refusal says is left."""
+        await self.discover(request.model)
+        request = fit_output(request, self.known_input_limit(request.model))
+        answered = False
+        try:
+            async for event in self._stream(request):
+                answered = True
+                yield event
+            return
+        except OutputLimitTooLarge as exc:
+            if answered:
+                raise
+            log.info("%s: %s; asking again for %d tokens", self.name, exc, exc.room)
+            request = replace(request, max_tokens=exc.room)
+        async for event in self._stream(request):
+            yield event
+
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """``_events(request)`` with its errors mapped, each event within ``stall_timeout``."""
         events = self._events(request)
         try:
             while True:

@@ -207,3 +207,21 @@ async def test_a_retried_error_is_told_once_not_once_per_try(
     assert len(notices) == 2
     assert "the server is busy loading the model" in notices[0] and "attempt 2 of 3" in notices[0]
     assert "busy" not in notices[1] and notices[1].startswith("Retrying in")
+
+
+async def test_the_retry_notice_says_the_wait_the_server_asked_for(
+    vis_home: Path, workspace: Path, wire_server: WireServer
+) -> None:
+    import dataclasses
+
+    configure(vis_home, wire_server)
+    limited = openai_error(429, "Rate limit reached for requests", "requests")
+    wire_server.reply(
+        dataclasses.replace(limited, headers=(("retry-after-ms", "50"),)), openai_reply("Ready.")
+    )
+    [ended], events, host = await run(workspace, "hello")
+    await host.close()
+    assert ended.status is TurnStatus.COMPLETED and ended.content == "Ready."
+    [notice] = [e.text for e in events if isinstance(e, Notification)]
+    assert "Rate limit reached" in notice
+    assert "retrying in 0.05 s, as the server asked (attempt 2 of 3)" in notice

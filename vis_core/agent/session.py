@@ -596,7 +596,7 @@ class AgentSession:
     async def _request_once(
         self, turn_id: str, iteration: int, outcome: TurnOutcome
     ) -> tuple[list[ToolCall], str]:
-        from vis_core.providers.retry import stream_with_retries
+        from vis_core.providers.retry import stream_with_retries, wait_text
 
         provider = self.model.provider
         assert provider is not None
@@ -645,10 +645,12 @@ class AgentSession:
             chunks.clear()
             thinking.clear()
             what = str(error)
+            asked = error.retry_after is not None
+            wait = wait_text(delay) + (", as the server asked" if asked else "")
             text = (
-                f"Model request failed ({what}); retrying in {delay:.1f}s"
+                f"Model request failed ({what}); retrying in {wait}"
                 if what not in reported
-                else f"Retrying in {delay:.1f}s"
+                else f"Retrying in {wait}"
             )  # the same error is told once, not once per try
             reported.add(what)
             await self.emit(

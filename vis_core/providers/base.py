@@ -34,8 +34,9 @@ class ModelInfo:
 
 
 class ProviderError(Exception):
-    """A failed model request. ``retryable`` errors (408, 429, 5xx, reset) are retried.
-    ``usage`` is what the failed request cost, when the provider knows or can estimate it."""
+    """A failed model request. ``retryable`` errors (408, 429, 5xx, reset) are retried, after
+    ``retry_after`` seconds when the server said how long to wait. ``usage`` is what the
+    failed request cost, when the provider knows or can estimate it."""
 
     def __init__(
         self,
@@ -44,11 +45,13 @@ class ProviderError(Exception):
         status: int | None = None,
         retryable: bool = False,
         usage: Usage | None = None,
+        retry_after: float | None = None,
     ):
         super().__init__(message)
         self.status = status
         self.retryable = retryable
         self.usage = usage
+        self.retry_after = retry_after
 
 
 class ContextOverflowError(ProviderError):

@@ -13,6 +13,7 @@ from typing import Any
 
 from vis_core.providers.base import ContextOverflowError, ProviderConfigError, ProviderError
 from vis_core.providers.common import MIN_OUTPUT_TOKENS, is_retryable_status
+from vis_core.providers.retry_after import retry_after
 
 # The typed "request too long" error; ``ContextOverflowError`` in ``providers.base``.
 ContextOverflow = ContextOverflowError
@@ -133,6 +134,8 @@ _OUTPUT_LIMIT_FIGURES = (
         r"(?P<limit>\d+)"
     ),
 )
+# A 429 that no wait ends: the account has no quota (credit) left (OpenAI's code and type).
+_QUOTA_USED_UP = "insufficient_quota"
 # Errors that another try cannot fix even when the server calls them 5xx.
 _VALIDATION_TEXT = re.compile(
     r"validation error|invalid_request|TypeError|KeyError|ValueError|"
@@ -296,10 +299,32 @@ def _status_error(
         )
     elif status == 404 and url:
         message += f" ({url})"
+    if _QUOTA_USED_UP in (_body_field(body, "code"), _body_field(body, "type")):
+        return ProviderError(
+            f"{message} (the account's quota is used up: waiting does not help, so Vis did "
+            "not try again)",
+            status=status,
+        )
     retryable = is_retryable_status(status)
     if retryable and status >= 500 and _VALIDATION_TEXT.search(detail):
         retryable = False  # the server rejected what was sent; the same request fails again
-    return ProviderError(message, status=status, retryable=retryable)
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    wait = retry_after(headers) if retryable and headers is not None else None
+    return ProviderError(message, status=status, retryable=retryable, retry_after=wait)
+
+
+def _event_error(exc: BaseException, server: str) -> ProviderError:
+    """An ``error`` event in a stream. One that gives an HTTP status as its ``code`` (OpenRouter:
+    ``{"error": {"code": 502, ...}}`` when the model's provider failed) is retried as that
+    status is, when it came before any answer."""
+    inner = _inner(getattr(exc, "body", None))
+    code = _count(inner.get("code")) if isinstance(inner, dict) else None
+    if code is None or not 400 <= code <= 599:
+        return ProviderError(f"{server} answered with an error: {exc}")
+    retryable = is_retryable_status(code) and not _VALIDATION_TEXT.search(str(exc))
+    return ProviderError(
+        f"{server} answered with an error (code {code}): {exc}", status=code, retryable=retryable
+    )
 
 
 def map_error(
@@ -338,6 +363,6 @@ def map_error(
         )
     if sdk is not None and isinstance(exc, sdk.base):
         if server:  # e.g. an ``error`` event in the middle of a stream
-            return ProviderError(f"{server} answered with an error: {exc}")
+            return _event_error(exc, server)
         return ProviderError(f"{provider} request failed: {exc}")
     return None

@@ -148,6 +148,7 @@ async def ask_servers(deps: CommandDeps, only: str | None = None) -> dict[str, s
     """Ask each server of one's own (or ``only`` that one) which models it serves (its
     ``/v1/models``, a few seconds at most) and remember them for ``model_entries``.
     Returns why a server could not say, by provider name."""
+    from vis_core.providers.common import hide_credentials
     from vis_core.providers.server_limits import served_models
 
     servers = {n: s for n, s in own_servers(deps).items() if only is None or n == only}
@@ -162,7 +163,8 @@ async def ask_servers(deps: CommandDeps, only: str | None = None) -> dict[str, s
         else:
             listed[name] = answer
             if not answer:
-                problems[name] = f"{servers[name][0].rstrip('/')}/models lists no models"
+                url = hide_credentials(servers[name][0].rstrip("/"))
+                problems[name] = f"{url}/models lists no models"
     deps.store.state_set(RECENT_OWNER, SERVED_KEY, listed)
     return problems
 

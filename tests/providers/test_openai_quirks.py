@@ -387,3 +387,48 @@ async def test_a_refusal_of_the_value_is_not_a_refused_field(
     with pytest.raises(ContextOverflow):
         await collect(provider_at())
     assert len(wire_server.requests) == 1
+
+
+# --- credentials in base_url --------------------------------------------------------------
+
+
+def with_credentials(url: str) -> str:
+    return url.replace("http://", "http://proxyuser:hunter2Secret@", 1)
+
+
+async def test_a_password_in_base_url_is_never_in_an_error(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    wire_server.reply(
+        WireReply(status=404, body={"detail": "Not Found"}),
+        openai_reply("Partial", unfinished=True),
+    )
+    provider = provider_at(base_url=with_credentials(wire_server.url), name="local")
+    messages = []
+    for _ in range(2):
+        with pytest.raises(ProviderError) as failure:
+            await collect(provider)
+        messages.append(str(failure.value))
+    refused = provider_at(base_url=with_credentials("http://127.0.0.1:9/v1"), name="local")
+    with pytest.raises(ProviderError) as failure:
+        await collect(refused)
+    messages.append(str(failure.value))
+    assert wire_server.requests[0].headers["authorization"].startswith("Basic ")  # still sent
+    assert not [m for m in messages if "hunter2Secret" in m or "proxyuser" in m]
+    hint, unfinished, connection = messages
+    assert f'try base_url = "{wire_server.url.replace("//", "//***@")}/v1"' in hint
+    assert f"the server at {wire_server.url.replace('//', '//***@')}" in unfinished
+    assert "connection to local at http://***@127.0.0.1:9/v1/chat/completions" in connection
+
+
+async def test_a_key_in_the_query_is_masked_where_the_server_echoes_it(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    wire_server.reply(
+        openai_error(404, "no route /openai/chat/completions?key=AIzaSecretQueryKey&alt=sse")
+    )
+    provider = provider_at(base_url=f"{wire_server.url}/openai", name="gemini")
+    with pytest.raises(ProviderError) as failure:
+        await collect(provider)
+    assert "AIzaSecretQueryKey" not in str(failure.value)
+    assert "?key=***&alt=sse" in str(failure.value)

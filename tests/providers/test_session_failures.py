@@ -22,6 +22,7 @@ from vis_core.host import Host, HostOptions
 from vis_core.model.turn import TurnStatus
 
 from .wire_servers import (
+    WireReply,
     WireServer,
     WireToolCall,
     llama_cpp_python_checks,
@@ -225,3 +226,22 @@ async def test_the_retry_notice_says_the_wait_the_server_asked_for(
     [notice] = [e.text for e in events if isinstance(e, Notification)]
     assert "Rate limit reached" in notice
     assert "retrying in 0.05 s, as the server asked (attempt 2 of 3)" in notice
+
+
+async def test_a_password_in_base_url_is_not_printed_or_stored(
+    vis_home: Path, workspace: Path, wire_server: WireServer
+) -> None:
+    url = wire_server.url.replace("http://", "http://proxyuser:hunter2Secret@")
+    (vis_home / "config.toml").write_text(
+        f'[providers.wire]\nkind = "openai"\nbase_url = "{url}"\napi_key_env = ""\n',
+        encoding="utf-8",
+    )
+    wire_server.reply(WireReply(status=404, body={"detail": "Not Found"}))
+    [ended], events, host = await run(workspace, "hi")
+    stored = [repr(row.event) for row in host.store.events(ended.session_id)]
+    await host.close()
+    assert ended.status is TurnStatus.FAILED and "try base_url" in (ended.error or "")
+    assert "hunter2Secret" not in (ended.error or "") and "***@" in (ended.error or "")
+    assert not [e for e in [*map(repr, events), *stored] if "hunter2Secret" in e]
+    written = b"".join(p.read_bytes() for p in vis_home.rglob("*") if p.is_file())
+    assert b"hunter2Secret" not in written.replace(url.encode(), b"")  # but in config.toml

@@ -263,10 +263,9 @@ class AnthropicProvider(SdkProvider):
             if isinstance(decoder, GuardedDecoder):
                 await decoder.aclose()
         if not finished:
-            where = self.base_url or "https://api.anthropic.com"
             got = f"after {out_chars} characters" if out_chars else "before any answer"
             raise UnfinishedResponse(
-                f"{self.name}: the response ended unfinished ({got}): the server at {where} "
+                f"{self.name}: the response ended unfinished ({got}): the server at {self.url} "
                 "closed the stream without message_stop; try again, and if it keeps "
                 "happening check the service's status or the proxy in between",
                 usage=Usage(**usage)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.providers.base import ContextOverflowError, ProviderConfigError, ProviderError
-from vis_core.providers.common import MIN_OUTPUT_TOKENS, is_retryable_status
+from vis_core.providers.common import MIN_OUTPUT_TOKENS, hide_credentials, is_retryable_status
 from vis_core.providers.retry_after import retry_after
 
 # The typed "request too long" error; ``ContextOverflowError`` in ``providers.base``.
@@ -171,14 +171,15 @@ def _inner(body: Any) -> Any:
 
 
 def body_detail(body: Any) -> str:
-    """The human message inside an error body of either wire format."""
+    """The human message inside an error body of either wire format (credentials in URLs
+    masked: servers echo the URL they were asked)."""
     inner = _inner(body)
     if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-        return inner["message"]
+        return hide_credentials(inner["message"])
     if isinstance(inner, str):
-        return inner
+        return hide_credentials(inner)
     if isinstance(body, str) and body:
-        return body
+        return hide_credentials(body)
     return ""
 
 
@@ -232,9 +233,15 @@ def context_overflow(provider: str, status: int | None, body: Any) -> ContextOve
 
 
 def _url_of(exc: BaseException) -> str:
+    """The URL ``exc`` was asking, its credentials masked."""
     request = getattr(exc, "request", None)
     url = getattr(request, "url", None)
-    return str(url) if url is not None else ""
+    return hide_credentials(str(url)) if url is not None else ""
+
+
+def _text(exc: BaseException) -> str:
+    """What ``exc`` says, credentials in URLs masked."""
+    return hide_credentials(str(exc))
 
 
 def output_limit_refusal(
@@ -281,7 +288,7 @@ def _status_error(
     )
     if overflow is not None:
         return overflow
-    detail = body_detail(body) or str(exc)
+    detail = body_detail(body) or _text(exc)
     if status in (401, 403):
         verb = "rejected the API key" if status == 401 else "refused access"
         return ProviderConfigError(
@@ -320,10 +327,12 @@ def _event_error(exc: BaseException, server: str) -> ProviderError:
     inner = _inner(getattr(exc, "body", None))
     code = _count(inner.get("code")) if isinstance(inner, dict) else None
     if code is None or not 400 <= code <= 599:
-        return ProviderError(f"{server} answered with an error: {exc}")
+        return ProviderError(f"{server} answered with an error: {_text(exc)}")
     retryable = is_retryable_status(code) and not _VALIDATION_TEXT.search(str(exc))
     return ProviderError(
-        f"{server} answered with an error (code {code}): {exc}", status=code, retryable=retryable
+        f"{server} answered with an error (code {code}): {_text(exc)}",
+        status=code,
+        retryable=retryable,
     )
 
 
@@ -349,20 +358,21 @@ def map_error(
             return ProviderError(f"{provider} request{at} timed out", status=408, retryable=True)
         if isinstance(exc, sdk.connection):
             cause = exc.__cause__ or exc.__context__
-            why = f": {cause}" if cause else ""
+            why = f": {_text(cause)}" if cause else ""
             return ProviderError(f"connection to {provider}{at} failed{why}", retryable=True)
         if isinstance(exc, sdk.validation):
             who = server or f"{provider}{at}"
-            return ProviderError(f"{who} sent a response Vis cannot read: {exc}")
+            return ProviderError(f"{who} sent a response Vis cannot read: {_text(exc)}")
     transport = sdk.transport if sdk is not None else ()
     if isinstance(exc, (*transport, ConnectionError)):
         url = _url_of(exc)
         at = f" at {url}" if url else ""
         return ProviderError(
-            f"connection to {provider}{at} broke: {exc or type(exc).__name__}", retryable=True
+            f"connection to {provider}{at} broke: {_text(exc) or type(exc).__name__}",
+            retryable=True,
         )
     if sdk is not None and isinstance(exc, sdk.base):
         if server:  # e.g. an ``error`` event in the middle of a stream
             return _event_error(exc, server)
-        return ProviderError(f"{provider} request failed: {exc}")
+        return ProviderError(f"{provider} request failed: {_text(exc)}")
     return None

@@ -299,7 +299,6 @@ class OpenAIProvider(SdkProvider):
 
     def unfinished(self, request: ModelRequest, answered_chars: int) -> Exception:
         """The error for a stream that closed without saying it was finished."""
-        where = self.base_url or "https://api.openai.com/v1"
         estimate = estimate_tokens(request_chars(request))
         limit = self.model_info(request.model).input_limit
         usage = Usage(input=estimate, output=estimate_tokens(answered_chars))
@@ -307,14 +306,14 @@ class OpenAIProvider(SdkProvider):
             return ContextOverflow(
                 f"{self.name} ended the response before any answer, and the request (about "
                 f"{estimate} tokens) is longer than the model's input limit ({limit}): the "
-                f"server at {where} most likely refused it as too long; its log says so",
+                f"server at {self.url} most likely refused it as too long; its log says so",
                 status=None,
                 input_tokens=estimate,
                 limit=limit,
             )  # refused unread: it cost nothing (its size is still recorded as rejected)
         got = f"after {answered_chars} characters" if answered_chars else "before any answer"
         return UnfinishedResponse(
-            f"{self.name}: the response ended unfinished ({got}): the server at {where} "
+            f"{self.name}: the response ended unfinished ({got}): the server at {self.url} "
             "closed the stream without a finish_reason or [DONE], so it failed after it "
             "started answering (llama.cpp servers do this when the request exceeds their "
             "context size, n_ctx, or when they crash); the server's log says why",

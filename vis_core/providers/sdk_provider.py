@@ -19,7 +19,7 @@ from vis_core.providers.base import (
     ProviderError,
     StreamEvent,
 )
-from vis_core.providers.common import NO_KEY, fit_output
+from vis_core.providers.common import NO_KEY, fit_output, hide_credentials
 from vis_core.providers.errors import OutputLimitTooLarge, SdkErrors, map_error
 from vis_core.providers.models import lookup_model, request_options
 from vis_core.providers.tls import verified_context
@@ -157,9 +157,14 @@ class SdkProvider:
         self._server_limits: dict[str, int] = {}  # model → the input limit the server reported
 
     @property
+    def url(self) -> str:
+        """The server's URL as Vis shows it: without the credentials ``base_url`` may hold."""
+        return hide_credentials(self.base_url or self.default_url)
+
+    @property
     def server(self) -> str:
         """The server, as a person finds it in their config: its URL and the provider name."""
-        return f"The model server at {self.base_url or self.default_url} (provider {self.name})"
+        return f"The model server at {self.url} (provider {self.name})"
 
     @property
     def client(self) -> Any:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from vis_core.providers.common import hide_credentials
 from vis_core.providers.tls import verified_context
 
 log = logging.getLogger(__name__)
@@ -125,7 +126,7 @@ async def discover_server(base_url: str, model: str, *, api_key: str = "") -> Se
                     continue
                 answer = json.loads(body)
             except (httpx2.HTTPError, ValueError, TimeoutError) as exc:
-                log.debug("asking %s about the server failed: %s", url, exc)
+                log.debug("asking %s about the server failed: %s", hide_credentials(url), exc)
                 continue
             if url.endswith("/props"):
                 llama = is_llama_cpp(answer)
@@ -163,11 +164,14 @@ async def _served(client: Any, base_url: str, api_key: str, timeout: float) -> l
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     url = f"{base_url.rstrip('/')}/models"
+    shown = hide_credentials(url)
     try:
         async with asyncio.timeout(timeout):
             body = await _small_body(client, url, headers)
         if body is None:
-            return OSError(f"{url} answered with an error")
+            return OSError(f"{shown} answered with an error")
         return served_ids(json.loads(body))
     except (httpx2.HTTPError, ValueError, TimeoutError) as exc:
-        return OSError(f"{url} did not answer ({type(exc).__name__}: {exc})")
+        return OSError(
+            f"{shown} did not answer ({type(exc).__name__}: {hide_credentials(str(exc))})"
+        )

@@ -432,3 +432,37 @@ async def test_a_key_in_the_query_is_masked_where_the_server_echoes_it(
         await collect(provider)
     assert "AIzaSecretQueryKey" not in str(failure.value)
     assert "?key=***&alt=sse" in str(failure.value)
+
+
+# --- what is shown of an error body -------------------------------------------------------
+
+NGINX_502 = (
+    "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
+    "<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.18.0 (Ubuntu)</center>\r\n"
+    "</body>\r\n</html>\r\n"
+)
+
+
+async def test_an_html_error_page_is_shown_as_its_words(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    page = WireReply(status=502, body=NGINX_502, raw=True, headers=(("Content-Type", "text/html"),))
+    wire_server.reply(page)
+    with pytest.raises(ProviderError) as failure:
+        await collect(provider_at(name="local"))
+    assert str(failure.value) == (
+        "local request failed (HTTP 502): 502 Bad Gateway nginx/1.18.0 (Ubuntu)"
+    )
+    assert failure.value.retryable
+
+
+async def test_a_huge_error_message_is_cut_saying_so(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    wire_server.reply(openai_error(500, "boom " + "x" * 900_000))
+    with pytest.raises(ProviderError) as failure:
+        await collect(provider_at(name="local"))
+    message = str(failure.value)
+    assert message.startswith("local request failed (HTTP 500): boom xxx")
+    assert message.endswith("xxx… (cut: 900,005 characters in all)")
+    assert len(message) < 500

@@ -245,3 +245,18 @@ async def test_a_password_in_base_url_is_not_printed_or_stored(
     assert not [e for e in [*map(repr, events), *stored] if "hunter2Secret" in e]
     written = b"".join(p.read_bytes() for p in vis_home.rglob("*") if p.is_file())
     assert b"hunter2Secret" not in written.replace(url.encode(), b"")  # but in config.toml
+
+
+async def test_a_huge_error_body_is_told_and_stored_cut(
+    vis_home: Path, workspace: Path, wire_server: WireServer
+) -> None:
+    configure(vis_home, wire_server)
+    huge = openai_error(400, "boom " + "x" * 900_000)
+    wire_server.reply(huge)
+    [ended], events, host = await run(workspace, "hi")
+    stored = [repr(row.event) for row in host.store.events(ended.session_id)]
+    await host.close()
+    assert ended.status is TurnStatus.FAILED
+    assert "(cut: 900,005 characters in all)" in (ended.error or "")
+    assert len(ended.error or "") < 1000
+    assert sum(map(len, stored)) < 20_000  # not 900 KB each time it is told

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from dataclasses import replace
@@ -36,6 +37,35 @@ def hide_credentials(text: str) -> str:
     """``text`` with the credentials of every URL in it masked (``http://***@host/v1?key=***``):
     what Vis prints, stores or logs of a URL never holds a password or key from ``base_url``."""
     return _KEY_PARAMETER.sub(r"\1***", _USERINFO.sub(r"\1***@", text))
+
+
+# How much of a server's error message is shown: an error body can be a whole page or megabytes.
+DETAIL_LIMIT = 400
+_HIDDEN = re.compile(r"<(head|script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+_TITLE = re.compile(r"<title\b[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
+_TAGS = re.compile(r"<[^>]*>")
+
+
+def _words(markup: str) -> str:
+    return " ".join(html.unescape(_TAGS.sub(" ", markup)).split())
+
+
+def page_text(data: str) -> str:
+    """The words of an HTML page (a proxy's error page): its title, unless its text says it
+    already, then its text, white space collapsed; other text as it is."""
+    if not data.lstrip().startswith("<"):
+        return data
+    found = _TITLE.search(data)
+    title = _words(found.group(1)) if found else ""
+    text = _words(_HIDDEN.sub(" ", data))
+    return text if title in text else f"{title} {text}".strip()
+
+
+def short_text(text: str, limit: int = DETAIL_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, saying how long it was."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… (cut: {len(text):,} characters in all)"
 
 
 def is_retryable_status(status: int | None) -> bool:

@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.providers.base import ContextOverflowError, ProviderConfigError, ProviderError
-from vis_core.providers.common import MIN_OUTPUT_TOKENS, hide_credentials, is_retryable_status
+from vis_core.providers.common import (
+    MIN_OUTPUT_TOKENS,
+    hide_credentials,
+    is_retryable_status,
+    page_text,
+    short_text,
+)
 from vis_core.providers.retry_after import retry_after
 
 # The typed "request too long" error; ``ContextOverflowError`` in ``providers.base``.
@@ -170,17 +176,27 @@ def _inner(body: Any) -> Any:
     return body
 
 
-def body_detail(body: Any) -> str:
-    """The human message inside an error body of either wire format (credentials in URLs
-    masked: servers echo the URL they were asked)."""
+def _message(body: Any) -> str:
+    """The message inside an error body of either wire format, whole."""
     inner = _inner(body)
     if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-        return hide_credentials(inner["message"])
+        return inner["message"]
     if isinstance(inner, str):
-        return hide_credentials(inner)
+        return inner
     if isinstance(body, str) and body:
-        return hide_credentials(body)
+        return body
     return ""
+
+
+def shown(text: str) -> str:
+    """A server's error text as Vis shows and stores it: credentials in URLs masked (servers
+    echo the URL they were asked), a page reduced to its words, cut to ``DETAIL_LIMIT``."""
+    return short_text(page_text(hide_credentials(text)))
+
+
+def body_detail(body: Any) -> str:
+    """The human message inside an error body of either wire format, as :func:`shown`."""
+    return shown(_message(body))
 
 
 def _body_field(body: Any, name: str) -> str | None:
@@ -211,13 +227,14 @@ def _count(value: Any) -> int | None:
 
 def context_overflow(provider: str, status: int | None, body: Any) -> ContextOverflow | None:
     """The ContextOverflow an error body describes, or None when it is another error."""
-    detail = body_detail(body)
+    message = _message(body)
     code = _body_field(body, "code") or ""
     kind = _body_field(body, "type") or ""
     if code not in _OVERFLOW_CODES and kind not in _OVERFLOW_CODES:
-        if not _OVERFLOW_TEXT.search(detail):
+        if not _OVERFLOW_TEXT.search(message):
             return None
-    tokens, limit = _figures(detail)
+    tokens, limit = _figures(message)
+    detail = body_detail(body)
     inner = _inner(body)
     if isinstance(inner, dict):  # llama.cpp's server says them as fields
         tokens = tokens or _count(inner.get("n_prompt_tokens"))
@@ -240,8 +257,8 @@ def _url_of(exc: BaseException) -> str:
 
 
 def _text(exc: BaseException) -> str:
-    """What ``exc`` says, credentials in URLs masked."""
-    return hide_credentials(str(exc))
+    """What ``exc`` says, as :func:`shown`."""
+    return shown(str(exc))
 
 
 def output_limit_refusal(
@@ -251,10 +268,11 @@ def output_limit_refusal(
     together exceed the model's context. :class:`OutputLimitTooLarge` when the prompt leaves
     at least ``MIN_OUTPUT_TOKENS`` for the answer, else a ContextOverflow (the conversation
     itself must shrink); None when ``body`` says something else."""
-    detail = body_detail(body)
-    found = next(filter(None, (p.search(detail) for p in _OUTPUT_LIMIT_FIGURES)), None)
+    message = _message(body)
+    found = next(filter(None, (p.search(message) for p in _OUTPUT_LIMIT_FIGURES)), None)
     if found is None:
         return None
+    detail = body_detail(body)
     tokens = _number(found, "tokens") + _number(found, "more")
     limit = _number(found, "limit")
     where = f" (HTTP {status})" if status else ""

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -19,7 +18,7 @@ from vis_core.providers.base import (
     ProviderError,
     StreamEvent,
 )
-from vis_core.providers.common import NO_KEY, fit_output, hide_credentials
+from vis_core.providers.common import NO_KEY, fit_output, hide_credentials, page_text
 from vis_core.providers.errors import OutputLimitTooLarge, SdkErrors, map_error
 from vis_core.providers.models import lookup_model, request_options
 from vis_core.providers.tls import verified_context
@@ -399,14 +398,10 @@ def _size(count: int) -> str:
     return f"{count / 1048576:.1f} MiB" if count >= 1048576 else f"{count:,} bytes"
 
 
-_TAGS = re.compile(r"<[^>]*>")
-
-
 def excerpt(data: str, limit: int = 200, around: int = 0) -> str:
-    """A short, quoted, escaped piece of what the server sent (tags of a page dropped),
-    from about ``around`` (where a fault is) when the whole is too long."""
-    if data.lstrip().startswith("<"):
-        data = " ".join(_TAGS.sub(" ", data).split())
+    """A short, quoted, escaped piece of what the server sent (a page's words only), from
+    about ``around`` (where a fault is) when the whole is too long."""
+    data = page_text(data)
     if len(data) <= limit:
         return json.dumps(data)
     start = max(0, min(around - limit // 2, len(data) - limit))

@@ -19,6 +19,7 @@ from vis_core.model.conversation import (
 )
 from vis_core.model.usage import Usage
 from vis_core.providers.base import ProviderError
+from vis_core.providers.common import estimate_tokens, request_chars
 from vis_core.providers.errors import ContextOverflow, UnfinishedResponse
 from vis_core.providers.openai_provider import OpenAIProvider
 from vis_core.providers.retry import stream_with_retries
@@ -466,3 +467,42 @@ async def test_a_huge_error_message_is_cut_saying_so(
     assert message.startswith("local request failed (HTTP 500): boom xxx")
     assert message.endswith("xxx… (cut: 900,005 characters in all)")
     assert len(message) < 500
+
+
+# --- a connection that breaks -------------------------------------------------------------
+
+
+def cut_after_finish(reply: WireReply) -> WireReply:
+    """``reply`` closed after its finish_reason chunk: no usage chunk, no [DONE]."""
+    return replace(reply, cut_after=len(reply.frames) - 2)
+
+
+async def test_a_finished_answer_is_kept_when_the_connection_breaks_before_done(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    call = WireToolCall("call_1", "python_execution", {"code": "print(1)"})
+    wire_server.reply(
+        cut_after_finish(openai_reply("Complete answer.", piece=50)),
+        cut_after_finish(openai_reply("Running it.", [call], piece=50)),
+    )
+    provider = provider_at()
+    answer = await collect(provider)
+    with_call = await collect(provider)
+    assert answer[0] == TextDelta("Complete answer.")
+    assert answer[-1] == ResponseDone("end_turn")
+    [usage] = [e.usage for e in answer if isinstance(e, UsageUpdate)]
+    assert usage.input == estimate_tokens(request_chars(simple_request())) and usage.output > 0
+    assert calls_of(with_call) == [ToolCall("call_1", "python_execution", {"code": "print(1)"})]
+    assert with_call[-1] == ResponseDone("tool_use")
+
+
+async def test_a_reset_connection_says_what_broke(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    wire_server.reply(replace(openai_reply("never read"), cut_after=0, reset=True))
+    with pytest.raises(ProviderError) as failure:
+        await collect(provider_at(name="local"))
+    message = str(failure.value)
+    assert message.startswith(f"connection to local at {wire_server.openai_base_url}/chat/")
+    assert message.endswith(" failed: read error ([Errno 104] Connection reset by peer)")
+    assert failure.value.retryable

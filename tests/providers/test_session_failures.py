@@ -260,3 +260,20 @@ async def test_a_huge_error_body_is_told_and_stored_cut(
     assert "(cut: 900,005 characters in all)" in (ended.error or "")
     assert len(ended.error or "") < 1000
     assert sum(map(len, stored)) < 20_000  # not 900 KB each time it is told
+
+
+async def test_an_answer_finished_before_the_connection_broke_completes_the_turn(
+    vis_home: Path, workspace: Path, wire_server: WireServer
+) -> None:
+    import dataclasses
+
+    configure(vis_home, wire_server)
+    whole = openai_reply("The whole answer.")
+    wire_server.reply(dataclasses.replace(whole, cut_after=len(whole.frames) - 2))
+    [ended], events, host = await run(workspace, "hi")
+    await host.close()
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert ended.content == "The whole answer."
+    usage = next(e for e in events if isinstance(e, UsageReported))
+    assert usage.usage.input > 0 and usage.usage.output > 0  # estimated
+    assert not [e for e in events if isinstance(e, Notification)]

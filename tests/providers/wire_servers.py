@@ -17,6 +17,8 @@ answers 500 and records the request, so a test sees what went unexpected. GET re
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import sys
 import threading
 import time
@@ -58,6 +60,7 @@ class WireReply:
     stall: float = 0.0
     forever: str | None = None
     raw: bool = False  # ``body`` is text sent as it is (an HTML page), typed by ``headers``
+    reset: bool = False  # ``cut_after`` resets the connection (RST) rather than closing it
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,12 @@ class _Handler(BaseHTTPRequestHandler):
             if reply.cut_after is not None and index >= reply.cut_after:
                 self.wfile.flush()
                 self.close_connection = True
-                self.connection.shutdown(2)
+                if reply.reset:  # closed with no lingering: the peer reads a reset
+                    linger = struct.pack("ii", 1, 0)
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+                    self.server.resets.add(self.connection)
+                else:
+                    self.connection.shutdown(socket.SHUT_RDWR)
                 return
             if index and reply.delay:
                 time.sleep(reply.delay)
@@ -158,6 +166,18 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
     wire: WireServer
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.resets: set[socket.socket] = set()  # connections to close with a reset
+
+    def shutdown_request(self, request: Any) -> None:
+        """A connection to reset is closed without the orderly end (FIN) first."""
+        if request in self.resets:
+            self.resets.discard(request)
+            self.close_request(request)
+        else:
+            super().shutdown_request(request)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hangs up mid-stream (a cancelled turn) is expected, not an error."""

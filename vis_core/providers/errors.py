@@ -261,6 +261,23 @@ def _text(exc: BaseException) -> str:
     return shown(str(exc))
 
 
+def _reason(exc: BaseException) -> str:
+    """Why a connection failed, from ``exc`` and its causes: what ``exc`` says, or when it
+    says nothing (a reset, an ``httpx.ReadError()``), its kind ("read error") and what the
+    first cause beneath it that says something says."""
+    if str(exc):
+        return _text(exc)
+    kind = " ".join(re.findall(r"[A-Z]+[a-z]*|[a-z]+", type(exc).__name__)).lower()
+    seen: list[BaseException] = [exc]
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and cause not in seen and len(seen) < 10:
+        if str(cause):
+            return f"{kind} ({_text(cause)})"
+        seen.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    return kind
+
+
 def output_limit_refusal(
     provider: str, status: int | None, body: Any
 ) -> OutputLimitTooLarge | ContextOverflow | None:
@@ -376,7 +393,7 @@ def map_error(
             return ProviderError(f"{provider} request{at} timed out", status=408, retryable=True)
         if isinstance(exc, sdk.connection):
             cause = exc.__cause__ or exc.__context__
-            why = f": {_text(cause)}" if cause else ""
+            why = f": {_reason(cause)}" if cause else ""
             return ProviderError(f"connection to {provider}{at} failed{why}", retryable=True)
         if isinstance(exc, sdk.validation):
             who = server or f"{provider}{at}"
@@ -386,7 +403,7 @@ def map_error(
         url = _url_of(exc)
         at = f" at {url}" if url else ""
         return ProviderError(
-            f"connection to {provider}{at} broke: {_text(exc) or type(exc).__name__}",
+            f"connection to {provider}{at} broke: {_reason(exc)}",
             retryable=True,
         )
     if sdk is not None and isinstance(exc, sdk.base):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -68,6 +69,11 @@ def reasoning_mark(provider: str) -> str:
     another server sends what it always did.
     """
     return f"{OPENAI_MARK}{REASONING_CONTENT}:{provider}"
+
+
+# A chunk whose choice finished: a string ``finish_reason`` (escaped quotes inside the answer's
+# text cannot match).
+_FINISHED = re.compile(r'"finish_reason"\s*:\s*"')
 
 
 def image_url_part(image: ImagePart) -> dict[str, Any]:
@@ -226,7 +232,8 @@ def _usage(raw: Any) -> Usage:
 
 class _DoneSpy(GuardedDecoder):
     """Wraps the SDK's SSE decoder to see whether the stream ended with ``data: [DONE]``
-    (the SDK stops there silently, exactly as when the server just closes)."""
+    (the SDK stops there silently, exactly as when the server just closes), and whether a
+    chunk gave a ``finish_reason`` (the answer is complete)."""
 
     def __init__(self, inner: Any) -> None:
         super().__init__(inner)
@@ -234,6 +241,7 @@ class _DoneSpy(GuardedDecoder):
 
     def seen(self, sse: Any) -> None:
         self.done = self.done or sse.data.startswith("[DONE]")
+        self.finished = self.finished or self.done or bool(_FINISHED.search(sse.data))
 
 
 class OpenAIProvider(SdkProvider):

@@ -62,12 +62,18 @@ class ResponseMeter:
 
 class GuardedDecoder:
     """Wraps an SDK's SSE decoder: each event's bytes count against the response's
-    :class:`ResponseMeter` (set on it once the stream is made), and ``seen`` hears of it."""
+    :class:`ResponseMeter` (set on it once the stream is made), and ``seen`` hears of it.
+
+    Once ``seen`` marks the response ``finished`` (its answer is complete), a connection that
+    breaks before the rest (usage, the end marker) ends the events as if the server had
+    closed: the answer is kept, its usage estimated, rather than failed.
+    """
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
         self.meter: ResponseMeter | None = None
         self.last = ""  # the data of the latest event, for an error that names it
+        self.finished = False
         self._events: Any = None
 
     def seen(self, sse: Any) -> None:
@@ -96,11 +102,17 @@ class GuardedDecoder:
             yield chunk
 
     async def _aiter_bytes(self, iterator: Any) -> Any:
+        import httpx2
+
         inner = self._inner.aiter_bytes(self._counted(iterator))
         try:
             async for sse in inner:
                 self._saw(sse)
                 yield sse
+        except httpx2.TransportError as exc:
+            if not self.finished:
+                raise
+            log.info("the connection broke after the answer was complete (%r); kept", exc)
         finally:
             await inner.aclose()
 

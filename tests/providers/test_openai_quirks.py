@@ -258,6 +258,19 @@ async def test_a_stalled_stream_ends_with_an_error_naming_the_setting(
         await collect(provider)
 
 
+async def test_keep_alive_comments_are_no_stall(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    """A server (OpenRouter, a proxy) that sends SSE comments while the model thinks sends
+    bytes: the answer after 3 s of ``: ping`` every 0.1 s is read with a 1 s stall_timeout."""
+    frames = openai_reply("the answer after the wait", piece=50).frames
+    pings = (": OPENROUTER PROCESSING\n\n", *[": ping\n\n"] * 30)
+    wire_server.reply(WireReply(frames=(frames[0], *pings, *frames[1:]), delay=0.1))
+    events = await collect(provider_at(stall_timeout=1.0, name="local"))
+    assert events[0] == TextDelta("the answer after the wait")
+    assert events[-1] == ResponseDone("end_turn")
+
+
 async def test_cancelling_a_stalled_stream_is_immediate(
     wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
 ) -> None:

@@ -23,9 +23,10 @@ The model is written ``provider/model``. Configuration in ``config.toml``::
     tool_choice = "auto"           # auto, required, none, or a tool's name: forced on the
                                    # first request of each turn
 
-``stall_timeout`` (seconds, default 120; 0 = never) ends a response that sends nothing for
-that long. ``max_response_bytes`` (default: 512 bytes of streamed events per token of the
-request's output limit; 0 = no cap) ends a response that sends more (an endless stream).
+``stall_timeout`` (seconds, default 120; 0 = never) ends a response that sends not a byte for
+that long (the read timeout of its connection: SSE keep-alive comments count).
+``max_response_bytes`` (default: 512 bytes of streamed events per token of the request's
+output limit; 0 = no cap) ends a response that sends more (an endless stream).
 
 ``anthropic`` reads its key from ``ANTHROPIC_API_KEY`` and ``openai`` from ``OPENAI_API_KEY``
 unless ``api_key_env`` names another variable; other providers need no key unless

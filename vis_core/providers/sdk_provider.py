@@ -3,7 +3,6 @@ and mapping SDK errors."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
@@ -131,8 +130,9 @@ class SdkProvider:
     """Base of the providers built on an official SDK client; subclasses yield ``_events``.
 
     The SDK is imported and its client made on the first request (``client``), so building
-    a provider (``vis doctor``, the TUI's start) costs no SDK import. A stream that sends
-    nothing for ``stall_timeout`` seconds ends with an error naming the setting.
+    a provider (``vis doctor``, the TUI's start) costs no SDK import. A server that sends
+    not a byte for ``stall_timeout`` seconds (before its answer or within it) ends the
+    response with an error naming the setting.
     """
 
     default_name = ""  # the provider's name when none is given
@@ -203,11 +203,14 @@ class SdkProvider:
             def _make_sse_decoder(self, *args: Any, **kwargs: Any) -> Any:
                 return decoder(super()._make_sse_decoder(*args, **kwargs))
 
+        # ``stall_timeout`` is the read timeout: every byte counts, an SSE comment (``: ping``,
+        # a proxy's keep-alive) too, which the SDK reads without handing out an event
+        read = self.stall_timeout or self._timeout
         return Client(
             api_key=self._api_key,
             base_url=self.base_url,
             max_retries=0,
-            timeout=self._timeout,
+            timeout=sdk.Timeout(self._timeout, read=read),
             http_client=capped_http_client(sdk.DefaultAsyncHttpxClient, self.server),
         )
 
@@ -259,6 +262,17 @@ class SdkProvider:
         """Close the HTTP connections (call before the event loop ends)."""
         if self._client is not None:
             await self._client.close()
+
+    def stalled(self, exc: BaseException) -> bool:
+        """Whether ``exc`` (or its cause) is a read that waited ``stall_timeout`` for a byte."""
+        import httpx2
+
+        chain: list[BaseException] = []
+        cause: BaseException | None = exc
+        while cause is not None and cause not in chain and len(chain) < 10:
+            chain.append(cause)
+            cause = cause.__cause__ or cause.__context__
+        return bool(self.stall_timeout) and any(isinstance(e, httpx2.ReadTimeout) for e in chain)
 
     def stall_error(self) -> ProviderError:
         return ProviderError(
@@ -373,19 +387,15 @@ class SdkProvider:
             yield event
 
     async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        """``_events(request)`` with its errors mapped, each event within ``stall_timeout``."""
+        """``_events(request)`` with its errors mapped (a read that waited ``stall_timeout``
+        for a byte is a stall)."""
         events = self._events(request)
         try:
-            while True:
-                try:  # the timeout covers the wait for the next event only, in this task
-                    async with asyncio.timeout(self.stall_timeout or None):
-                        event = await anext(events)
-                except StopAsyncIteration:
-                    return
-                except TimeoutError as exc:
-                    raise self.stall_error() from exc
+            async for event in events:
                 yield event
         except Exception as exc:
+            if self.stalled(exc):
+                raise self.stall_error() from exc
             mapped = map_error(
                 exc,
                 provider=self.name,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 from dataclasses import replace
 
@@ -22,6 +23,9 @@ OPENAI_MARK = "openai-"
 # The least output limit (max_tokens) worth asking for: a request whose prompt leaves less of
 # the model's context than this is too long, not an answer to cut short.
 MIN_OUTPUT_TOKENS = 1024
+# A prompt's estimate (four characters a token) falls short of a server's count by a few per
+# cent (its chat template's tokens); the output limit leaves this much more room for it.
+ESTIMATE_MARGIN = 1.05
 
 
 # The credentials a URL can carry: its user and password, and query parameters named like a
@@ -96,13 +100,16 @@ def overflow_error(status: int | None, message: str) -> ContextOverflowError | N
     return ContextOverflowError(message, status=status, input_tokens=tokens)
 
 
-def fit_output(request: ModelRequest, input_limit: int | None) -> ModelRequest:
-    """``request`` with its output limit (max_tokens) cut to what the estimated prompt leaves
-    of ``input_limit`` (servers such as vLLM refuse a prompt plus max_tokens beyond their
-    context), never below ``MIN_OUTPUT_TOKENS``; as it is when the limit is unknown."""
+def fit_output(request: ModelRequest, input_limit: int | None, scale: float = 1.0) -> ModelRequest:
+    """``request`` with its output limit (max_tokens) cut to what the prompt leaves of
+    ``input_limit`` (servers such as vLLM refuse a prompt plus max_tokens beyond their
+    context), never below ``MIN_OUTPUT_TOKENS``; as it is when the limit is unknown. The
+    prompt is its estimate times ``scale`` (what the server counted of an earlier one, per
+    token estimated) and ``ESTIMATE_MARGIN``."""
     if not input_limit:
         return request
-    room = max(input_limit - estimate_tokens(request_chars(request)), MIN_OUTPUT_TOKENS)
+    prompt = math.ceil(estimate_tokens(request_chars(request)) * scale * ESTIMATE_MARGIN)
+    room = max(input_limit - prompt, MIN_OUTPUT_TOKENS)
     if room >= request.max_tokens:
         return request
     return replace(request, max_tokens=room)

@@ -17,7 +17,14 @@ from vis_core.providers.base import (
     ProviderError,
     StreamEvent,
 )
-from vis_core.providers.common import NO_KEY, fit_output, hide_credentials, page_text
+from vis_core.providers.common import (
+    NO_KEY,
+    estimate_tokens,
+    fit_output,
+    hide_credentials,
+    page_text,
+    request_chars,
+)
 from vis_core.providers.errors import OutputLimitTooLarge, SdkErrors, map_error
 from vis_core.providers.models import lookup_model, request_options
 from vis_core.providers.tls import verified_context
@@ -166,6 +173,8 @@ class SdkProvider:
         self._overrides = dict(model_overrides or {})
         self._client: Any = None
         self._server_limits: dict[str, int] = {}  # model → the input limit the server reported
+        # model → the prompt tokens a server counted per token estimated, from its refusal
+        self._prompt_scale: dict[str, float] = {}
 
     @property
     def url(self) -> str:
@@ -369,9 +378,12 @@ class SdkProvider:
     async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """The response to ``request``, its output limit fitted to the model's known input
         limit (``fit_output``); a server that refuses that limit before answering (the prompt
-        is longer than estimated) is asked once more for what its refusal says is left."""
-        await self.discover(request.model)
-        request = fit_output(request, self.known_input_limit(request.model))
+        is longer than estimated) is asked once more for what its refusal says is left, and
+        its count of the prompt scales the estimates of later requests."""
+        model = request.model
+        await self.discover(model)
+        limit = self.known_input_limit(model)
+        request = fit_output(request, limit, self._prompt_scale.get(model, 1.0))
         answered = False
         try:
             async for event in self._stream(request):
@@ -382,6 +394,8 @@ class SdkProvider:
             if answered:
                 raise
             log.info("%s: %s; asking again for %d tokens", self.name, exc, exc.room)
+            estimate = estimate_tokens(request_chars(request))
+            self._prompt_scale[model] = max(exc.input_tokens / max(estimate, 1), 1.0)
             request = replace(request, max_tokens=exc.room)
         async for event in self._stream(request):
             yield event

@@ -271,6 +271,18 @@ async def test_keep_alive_comments_are_no_stall(
     assert events[-1] == ResponseDone("end_turn")
 
 
+async def test_a_stall_timeout_of_0_never_gives_a_response_up(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    """``stall_timeout = 0`` is "never" (README, factory): a silent wait longer than the
+    request's timeout was given up at that timeout (600 s by default; 1 s here)."""
+    frames = openai_reply("the answer after the wait", piece=50).frames
+    wire_server.reply(WireReply(frames=(frames[0], *frames[1:]), delay=1.5))
+    events = await collect(provider_at(stall_timeout=0, timeout=1.0, name="local"))
+    assert events[0] == TextDelta("the answer after the wait")
+    assert events[-1] == ResponseDone("end_turn")
+
+
 async def test_cancelling_a_stalled_stream_is_immediate(
     wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
 ) -> None:

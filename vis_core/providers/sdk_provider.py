@@ -213,8 +213,9 @@ class SdkProvider:
                 return decoder(super()._make_sse_decoder(*args, **kwargs))
 
         # ``stall_timeout`` is the read timeout: every byte counts, an SSE comment (``: ping``,
-        # a proxy's keep-alive) too, which the SDK reads without handing out an event
-        read = self.stall_timeout or self._timeout
+        # a proxy's keep-alive) too, which the SDK reads without handing out an event; 0 is
+        # never (as README says): the person's Esc ends a wait
+        read = self.stall_timeout or None
         return Client(
             api_key=self._api_key,
             base_url=self.base_url,

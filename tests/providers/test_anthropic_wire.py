@@ -311,6 +311,21 @@ async def test_stream_closed_without_message_stop_is_unfinished(
     assert err.value.usage == Usage(input=10, output=1)
 
 
+async def test_a_stream_that_breaks_after_its_stop_reason_keeps_the_answer(
+    wire_server: WireServer, provider_at: Callable[..., AnthropicProvider]
+) -> None:
+    """The connection broke after ``message_delta`` gave the stop reason, losing only
+    ``message_stop``: the answer was failed as unfinished (an OpenAI-compatible one after its
+    finish_reason is kept)."""
+    reply = anthropic_reply("A whole answer.")
+    (stop,) = [i for i, f in enumerate(reply.frames) if "message_stop" in f]
+    wire_server.reply(replace(reply, cut_after=stop), replace(reply, cut_after=stop, reset=True))
+    for _ in range(2):  # closed, then reset
+        events = await collect(provider_at())
+        assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "A whole answer."
+        assert events[-1] == ResponseDone("end_turn")
+
+
 async def test_prompt_too_long_is_a_context_overflow(
     wire_server: WireServer, provider_at: Callable[..., AnthropicProvider]
 ) -> None:

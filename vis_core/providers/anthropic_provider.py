@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
@@ -185,12 +186,29 @@ def _usage(raw: Any) -> dict[str, int]:
     return found
 
 
+# a message_delta that gives the stop reason: the answer is whole
+_STOPPED = re.compile(r'"stop_reason"\s*:\s*"')
+
+
+class _StopSpy(GuardedDecoder):
+    """Wraps the SDK's SSE decoder to see the stop reason arrive (``message_delta``): a
+    connection that breaks after it loses only ``message_stop``, and the answer is kept."""
+
+    def seen(self, sse: Any) -> None:
+        self.finished = self.finished or (
+            sse.event == "message_delta" and bool(_STOPPED.search(sse.data))
+        )
+
+
 class AnthropicProvider(SdkProvider):
     """Streams Claude models through the official ``anthropic`` SDK (no SDK retries).
 
     Tool calls are handed out when the message ends, so a call cut by ``max_tokens`` is
-    known as cut; a stream that closes without ``message_stop`` is an error.
+    known as cut; a stream that closes without ``message_stop`` is an error, unless it
+    closed after the stop reason (the answer is whole).
     """
+
+    decoder = _StopSpy
 
     default_name = "anthropic"
     default_key_env = ANTHROPIC_KEY_ENV
@@ -262,6 +280,9 @@ class AnthropicProvider(SdkProvider):
         finally:
             if isinstance(decoder, GuardedDecoder):
                 await decoder.aclose()
+        # a connection that broke after the stop reason lost only message_stop: the answer is
+        # whole (as an OpenAI-compatible one after its finish_reason)
+        finished = finished or (isinstance(decoder, _StopSpy) and decoder.finished)
         if not finished:
             got = f"after {out_chars} characters" if out_chars else "before any answer"
             raise UnfinishedResponse(

@@ -115,8 +115,11 @@ class GuardedDecoder:
             async for sse in inner:
                 self._saw(sse)
                 yield sse
-        except httpx2.TransportError as exc:
-            if not self.finished:
+        except Exception as exc:  # the SDK may wrap it (anthropic's APIConnectionError)
+            broke = isinstance(exc, httpx2.TransportError) or isinstance(
+                exc.__cause__, httpx2.TransportError
+            )
+            if not (broke and self.finished):
                 raise
             log.info("the connection broke after the answer was complete (%r); kept", exc)
         finally:

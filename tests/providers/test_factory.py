@@ -246,3 +246,23 @@ def test_no_model_help_fits_80_columns_with_each_command_on_its_own_line(
     for command in ("vis --model anthropic/", "export VIS_MODEL=", "export ANTHROPIC_API_KEY="):
         (line,) = [line for line in lines if command in line]
         assert line.lstrip().startswith(command)
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("http://127.0.0.1:8080/v1?key=sk-secret", "holds a query or fragment"),
+        ("https://proxy.example/openai#frag", "holds a query or fragment"),
+        ("127.0.0.1:8080/v1", "must be an http(s) address"),
+        ("ftp://host/v1", "must be an http(s) address"),
+    ],
+)
+def test_a_base_url_requests_cannot_go_under_is_refused_by_name(
+    env: dict[str, str], url: str, said: str
+) -> None:
+    """The SDK adds the endpoint's path after ``base_url``: with a query, every request went
+    to ``…/v1?key=K/chat/completions`` (noticed by the provider-errors helper)."""
+    config = {"providers": {"local": {"kind": "openai", "base_url": url, "api_key_env": ""}}}
+    with pytest.raises(ProviderConfigError) as failure:
+        create_provider(ModelChoice("local", "m"), config, env)
+    assert said in str(failure.value) and "sk-secret" not in str(failure.value)

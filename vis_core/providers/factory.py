@@ -198,7 +198,7 @@ def create_provider(
 
         return ScriptedProvider(script, name=name, model_overrides=overrides)
 
-    base_url = _setting(section, "base_url", where) or None
+    base_url = _base_url(_setting(section, "base_url", where) or None, where)
     key_env = _setting(section, "api_key_env", where)
     if key_env is None:
         key_env = DEFAULT_KEY_ENV.get(name, "")
@@ -226,6 +226,34 @@ def create_provider(
         stall_timeout=stall_timeout,
         max_response_bytes=max_response_bytes,
     )
+
+
+def _base_url(url: str | None, where: str) -> str | None:
+    """``url`` when the SDKs can send requests under it: http or https, a host, and no query
+    or fragment (the SDK adds the endpoint's path after it: ``…/v1?key=K`` became
+    ``…/v1?key=K/chat/completions``)."""
+    if url is None:
+        return None
+    from urllib.parse import urlsplit
+
+    from vis_core.providers.common import hide_credentials
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ProviderConfigError(
+            f'{where}: base_url must be an http(s) address such as "http://127.0.0.1:8080/v1", '
+            f"not {hide_credentials(url)!r}"
+        )
+    if parts.query or parts.fragment:
+        raise ProviderConfigError(
+            f"{where}: base_url {hide_credentials(url)!r} holds a query or fragment, which "
+            "requests cannot carry (the endpoint's path is added after it); give the key "
+            "with api_key_env, and the address alone"
+        )
+    return url
 
 
 def _max_response_bytes(section: Mapping[str, Any], where: str) -> int | None:

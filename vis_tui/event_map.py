@@ -52,6 +52,7 @@ class EventTarget(Protocol):
     def turn_finished(self, event: TurnEnded) -> None: ...
     def count_draft_files(self) -> object: ...  # a worker counts them
     def count_background(self) -> None: ...
+    def keep_ended(self, turn_id: str) -> object: ...  # a worker reads it back
 
 
 EventHandler = Callable[[EventTarget, Any], None]
@@ -162,7 +163,11 @@ def _activity(target: EventTarget, event: ActivityStarted) -> None:
     if record.handle_id is not None:  # a command's row: it may have ended in the background
         target.count_background()
     turn_id = record.turn_id or ""
-    target.transcript.turn(turn_id).show_activity(record)
+    view = target.transcript.shown_turn(turn_id)  # None: an ended turn paged away
+    if view is not None:
+        view.show_activity(record)
+    if view is None or view.status is not None:  # after its end: a command it left running
+        target.keep_ended(turn_id)  # the copy it is rebuilt from says so too
 
 
 @handles(UsageReported)

@@ -148,15 +148,17 @@ def notes_after_turns(
     return {key: tuple(value) for key, value in notes.items()}
 
 
-def images_of_turns(store: History, session_id: str) -> dict[str, tuple[StoryPart, ...]]:
-    """The rows of the images the person sent, by turn (their events: the bytes are never
-    read here)."""
+def images_of_turns(
+    store: History, session_id: str, turn_id: str | None = None
+) -> dict[str, tuple[StoryPart, ...]]:
+    """The rows of the images the person sent, by turn (``turn_id``: of that turn only; their
+    events: the bytes are never read here)."""
     from vis_core.events import ImageAttached
 
     rows: dict[str, list[StoryPart]] = {}
     for row in store.events(session_id, types=[ImageAttached.type]):
         event = row.event
-        if isinstance(event, ImageAttached):
+        if isinstance(event, ImageAttached) and turn_id in (None, event.turn_id):
             rows.setdefault(event.turn_id, []).append(StoryPart(PartKind.NOTE, image_line(event)))
     return {key: tuple(value) for key, value in rows.items()}
 
@@ -184,30 +186,44 @@ def store_page_loader(
         rows.sort(key=lambda row: row.position)
         has_older = len(rows) > limit
         rows = [row for row in rows[-limit:] if shown is None or row.id in shown]
-        turns = []
-        for row in rows:
-            activities = tuple(_rows(store.activities(row.id), "activities"))
-            story = build_story(store.turn_story(session_id, row.id), activities)
-            story = (*images.get(row.id, ()), *story)
-            turns.append(
-                StoredTurn(
-                    turn_id=row.id,
-                    position=row.position,
-                    request=row.request,
-                    replies=tuple(
-                        getattr(row, "replies", ()) or ((row.content,) if row.content else ())
-                    ),
-                    activities=activities,
-                    status=row.status,
-                    error=row.error,
-                    story=story,
-                    notes_after=notes.get(row.id, ()),
-                )
-            )
+        turns = [_stored_turn(store, session_id, row, images, notes) for row in rows]
         before = notes.get("", ()) if not has_older else ()
         return TurnPage(tuple(turns), has_older, before)
 
     return load
+
+
+def ended_turn(store: History, session_id: str, turn_id: str, position: int) -> StoredTurn | None:
+    """The stored turn ``turn_id`` (at ``position``) once the store has its end; None before
+    that, or when it is not there (undone). What was said after it is shown live, not read."""
+    rows = _rows(store.turns_page(session_id, before_position=position + 1, limit=1), "turns")
+    if not rows or rows[0].id != turn_id or rows[0].status is TurnStatus.RUNNING:
+        return None
+    images = images_of_turns(store, session_id, turn_id)
+    return _stored_turn(store, session_id, rows[0], images, {})
+
+
+def _stored_turn(
+    store: History,
+    session_id: str,
+    row: Any,
+    images: dict[str, tuple[StoryPart, ...]],
+    notes: dict[str, tuple[AfterNote, ...]],
+) -> StoredTurn:
+    """The turn of the store's ``row``, with its story, its images and the notes after it."""
+    activities = tuple(_rows(store.activities(row.id), "activities"))
+    story = build_story(store.turn_story(session_id, row.id), activities)
+    return StoredTurn(
+        turn_id=row.id,
+        position=row.position,
+        request=row.request,
+        replies=tuple(getattr(row, "replies", ()) or ((row.content,) if row.content else ())),
+        activities=activities,
+        status=row.status,
+        error=row.error,
+        story=(*images.get(row.id, ()), *story),
+        notes_after=notes.get(row.id, ()),
+    )
 
 
 def build_story(

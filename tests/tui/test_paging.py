@@ -480,3 +480,87 @@ async def test_a_command_ending_between_turns_leaves_a_person_reading_old_turns_
         await until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y)
         assert len(transcript.query(BackgroundNote)) == 1
         assert transcript.region.contains_region(note.region)  # in view, whole
+
+
+async def _send(app: VisApp, pilot: Any, transcript: Transcript, request: str) -> None:
+    """Send ``request`` and wait until its turn ended and the store's copy was read back."""
+    await type_keys(pilot, *request, "enter")
+    await until(pilot, lambda: not app.main.turn_running and request in _requests(transcript))
+    await until(
+        pilot, lambda: not _not_rebuildable(transcript), seen=lambda: _not_rebuildable(transcript)
+    )
+
+
+def _not_rebuildable(transcript: Transcript) -> list[str]:
+    """The ended turns shown that the transcript cannot rebuild from the store."""
+    return [
+        view.request
+        for view in transcript._mounted_turns()
+        if view.status is not None and view.turn_id not in transcript._stored
+    ]
+
+
+def _requests(transcript: Transcript) -> list[str]:
+    return [view.request for view in transcript._mounted_turns()]
+
+
+async def test_a_long_run_unmounts_its_oldest_turns_and_brings_them_back_on_the_way_up(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The turns of the running session were never unmounted (1.7 MB each, and a resize drew
+    them all): past :attr:`Transcript.max_turns`, a new turn unmounts the oldest ones, and
+    PageUp and Ctrl+Home mount them again as they were."""
+    answers = [{"text": f"answer {n}"} for n in range(1, 11)]
+    app = vis_app(workspace, write_script(tmp_path, answers))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        transcript = app.main.transcript
+        transcript.max_turns = 6
+        for n in range(1, 11):
+            await _send(app, pilot, transcript, f"ask {n}")
+            assert len(transcript._mounted_turns()) <= 6
+        assert _requests(transcript) == [f"ask {n}" for n in range(5, 11)]
+        assert transcript.has_older
+        for _ in range(100):
+            if _requests(transcript)[:1] == ["ask 1"]:
+                break
+            await pilot.press("pageup")
+        await until(pilot, lambda: _requests(transcript)[:1] == ["ask 1"])
+        mounted = transcript._mounted_turns()
+        assert len(mounted) <= 6
+        answered = [(view.request, view.last_answer) for view in mounted]
+        assert answered == [(f"ask {n}", f"answer {n}") for n in range(1, len(mounted) + 1)]
+        await pilot.press("ctrl+end")
+        await until(pilot, lambda: _requests(transcript)[-1:] == ["ask 10"])
+        await pilot.press("ctrl+home")
+        await until(pilot, lambda: _requests(transcript)[:1] == ["ask 1"])
+        await pilot.press("ctrl+end")
+        await until(pilot, lambda: _requests(transcript)[-1:] == ["ask 10"])
+        answered = [(view.request, view.last_answer) for view in transcript._mounted_turns()]
+        assert answered[-1] == ("ask 10", "answer 10")
+
+
+async def test_ctrl_home_after_a_new_turn_of_a_resumed_session_mounts_the_first_page_only(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One new turn after resuming a long session made Ctrl+Home mount every stored page on
+    the way up (its live view could not be rebuilt): it jumps to the first page now."""
+    async with _paging(workspace, write_script(tmp_path, [{"text": "done"}])) as (
+        app,
+        pilot,
+        transcript,
+    ):
+        await _send(app, pilot, transcript, "newest")
+        made: list[int] = []
+        init = StoredTurnView.__init__
+
+        def counted(view: StoredTurnView, *args: Any, **kwargs: Any) -> None:
+            init(view, *args, **kwargs)
+            made.append(view.position)
+
+        monkeypatch.setattr(StoredTurnView, "__init__", counted)
+        await pilot.press("ctrl+home")
+        await until(pilot, lambda: _positions(transcript)[:1] == [1])
+        assert max(made) < 20, made  # turns 20 to 50 were never built on the way
+        await pilot.press("ctrl+end")
+        await until(pilot, lambda: _requests(transcript)[-2:] == ["request 70", "newest"])

@@ -202,6 +202,7 @@ class MainScreen(Screen[None]):
         self.queue_paused = False  # a cancelled turn holds the queue until Enter (or Esc drops it)
         self.turn_running = False
         self._last_ended: TurnEnded | None = None  # the latest turn's end (plan approval)
+        self._ended: set[str] = set()  # the turns the loader of the session shown shows
         self.selected_activity: ActivityRow | None = None
         self._unsubscribe: Any = None
         self._quit_armed_at: float | None = None
@@ -288,8 +289,9 @@ class MainScreen(Screen[None]):
             self.transcript.clear(keep=early)
             # the loader reads the notes of every turn: in a thread, as its pages are; the
             # turns that had not ended at the read are shown from their events
+            self._ended = set(follow.ended)  # and those that end from here (:meth:`keep_ended`)
             loader = await asyncio.to_thread(
-                store_page_loader, core.history, session.id, shown=follow.ended, seen=follow.seen
+                store_page_loader, core.history, session.id, shown=self._ended, seen=follow.seen
             )
             await self.transcript.load_initial(loader)
         self._previewed = None
@@ -475,8 +477,26 @@ class MainScreen(Screen[None]):
         self.app.notify(text, severity=_TOAST_SEVERITY[NotifyKind(kind)], markup=False)
 
     def turn_finished(self, event: TurnEnded) -> None:
-        """Status only; the turn worker sends queued messages once ``submit`` returns."""
+        """Status, and the ended turn read back; the turn worker sends queued messages once
+        ``submit`` returns."""
         self._last_ended = event
+        self.keep_ended(event.turn_id)
+
+    @work(group="keep-ended", exclusive=False, exit_on_error=False)
+    async def keep_ended(self, turn_id: str) -> None:
+        """Read ended turn ``turn_id`` back from the store (it saves an event before publishing
+        it), so the transcript can unmount it past its limit and rebuild it on the way up."""
+        from vis_tui.history import ended_turn
+
+        position, ended = self.transcript.ended_position(turn_id), self._ended
+        if self.core is None or self.session is None or position is None:
+            return
+        turn = await asyncio.to_thread(
+            ended_turn, self.core.history, self.session.id, turn_id, position
+        )
+        if turn is not None and ended is self._ended:
+            ended.add(turn_id)  # the newest page, read again, shows it
+            self.transcript.keep_ended(turn)
 
     def count_background(self) -> None:
         """The status bar counts the commands an ended block left running."""

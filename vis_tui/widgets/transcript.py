@@ -206,7 +206,48 @@ class Transcript(SteadyScroll, can_focus=False):
             self._hidden.append(view)
         self.mount(view)
         self.anchor()  # a new turn follows its output again
+        self._trim_oldest()
         return view
+
+    def ended_position(self, turn_id: str) -> int | None:
+        """The position of ended turn ``turn_id``, shown or paged away; None while it runs,
+        or when the transcript does not have it."""
+        view = self.turns.get(turn_id)
+        if view is not None:
+            return view.position if view.status is not None else None
+        kept = (turn for turn in (*self._above, *self._below) if turn.turn_id == turn_id)
+        return next((turn.position for turn in kept), None)
+
+    def keep_ended(self, turn: StoredTurn) -> None:
+        """The store's copy of ended turn ``turn``, read at its end or after a later change (a
+        command it left running): paging unmounts a turn of this run and mounts it again
+        from that copy, as it does a stored turn."""
+        view = self.turns.get(turn.turn_id)
+        if view is not None:
+            if view.status is not None and view.parent is self:
+                self._stored[turn.turn_id] = turn
+            return
+        self._ready.pop(turn.turn_id, None)  # drawn from the copy it replaces
+        for kept in (self._above, self._below):
+            for index, old in enumerate(kept):
+                if old.turn_id == turn.turn_id:
+                    kept[index] = turn
+
+    def _trim_oldest(self) -> None:
+        """Unmount the oldest turns past :attr:`max_turns` that the store can rebuild (kept
+        above: scrolling up mounts them again), so a long run stays as light as a resumed
+        one. Only as a new turn starts: the view follows it, far below them."""
+        if self._loading or self._hidden is not None:
+            return
+        mounted = self._mounted_turns()
+        excess = len(mounted) - self.max_turns
+        oldest = self._trimmable(mounted)[:excess] if excess > 0 else []
+        if not oldest:
+            return
+        self._above.extend(self._stored[view.turn_id] for view in oldest)
+        self.has_older = True
+        self._forget(oldest)
+        self.remove_children(oldest)
 
     def shown_turn(self, turn_id: str) -> TurnView | None:
         """The view of ``turn_id`` for what was said of a turn that may have ended (a fold, a

@@ -564,3 +564,33 @@ async def test_ctrl_home_after_a_new_turn_of_a_resumed_session_mounts_the_first_
         assert max(made) < 20, made  # turns 20 to 50 were never built on the way
         await pilot.press("ctrl+end")
         await until(pilot, lambda: _requests(transcript)[-2:] == ["request 70", "newest"])
+
+
+async def test_a_command_ending_after_its_turn_was_unmounted_shows_ended_when_it_comes_back(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The copy a turn of this run is mounted again from was read when it ended: a command
+    it left running that ends after the turn was unmounted is read into it too."""
+    from .test_background_note import START
+
+    script = [{"code": START}, {"text": "Started."}, {"text": "two"}, {"text": "three"}]
+    app = vis_app(workspace, write_script(tmp_path, script))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        transcript = app.main.transcript
+        transcript.max_turns = 2
+        for request in ("build", "ask 2", "ask 3"):
+            await _send(app, pilot, transcript, request)
+        assert _requests(transcript) == ["ask 2", "ask 3"]
+        (stale,) = [turn for turn in transcript._above if turn.request == "build"]
+        (workspace / "go").touch()
+        await until(pilot, lambda: app.main.status_bar.background == 0)
+        await until(pilot, lambda: transcript._above[-1] is not stale)
+        for _ in range(20):
+            if _requests(transcript)[:1] == ["build"]:
+                break
+            await pilot.press("pageup")
+        await until(pilot, lambda: _requests(transcript)[:1] == ["build"])
+        shown = transcript.as_text()
+        assert "exit 2 after" in shown or "· exit 2" in shown, shown
+        assert "running (pid" not in shown, shown

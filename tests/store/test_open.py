@@ -147,3 +147,43 @@ def test_older_vis_database_is_migrated_in_place(db_path: Path) -> None:
     conn.close()
     with Store(db_path, migrations=later) as store:  # already current: nothing runs twice
         assert store.get_session(session.id) == session
+
+
+class _CommitsAfterTheFirstRead:
+    """A connection that lets ``other`` commit right after its first statement: the moment
+    a second Vis, creating the database, finishes while this one looks at it."""
+
+    def __init__(self, conn: sqlite3.Connection, other: sqlite3.Connection) -> None:
+        self.conn, self.other, self.reads = conn, other, 0
+
+    def execute(self, sql: str) -> sqlite3.Cursor:
+        cursor = self.conn.execute(sql)
+        if sql.startswith(("PRAGMA", "SELECT")):
+            self.reads += 1
+            if self.reads == 1:
+                self.other.execute("COMMIT")
+        return cursor
+
+
+def test_a_database_another_vis_creates_meanwhile_is_not_another_programs(db_path: Path) -> None:
+    """Two Vis starting at once on a new install: one read the marker (none yet), the other
+    then committed its tables, and the first read those and refused the file as "an SQLite
+    database of another program" (seen in a full run). Its three reads now see one moment."""
+    from vis_core.store.database import _verify
+
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    creating = sqlite3.connect(db_path, isolation_level=None)
+    creating.execute("PRAGMA journal_mode = WAL")
+    creating.execute("BEGIN IMMEDIATE")
+    for statement in (s for migration in MIGRATIONS for s in migration):
+        creating.execute(statement)
+    creating.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    creating.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    looking = sqlite3.connect(db_path, isolation_level=None)
+    try:
+        _verify(_CommitsAfterTheFirstRead(looking, creating), db_path, SCHEMA_VERSION)  # type: ignore[arg-type]
+    finally:
+        looking.close()
+        creating.close()
+    with Store(db_path) as store:  # and the database the other made opens
+        assert store.create_session("/w", "/w").id

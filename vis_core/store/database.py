@@ -97,10 +97,16 @@ def _foreign_message(path: Path) -> str:
 
 
 def _verify(conn: sqlite3.Connection, path: Path, schema_version: int) -> None:
-    """Read-only checks: the file is empty, or a Vis database this version can use."""
-    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    count = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    """Read-only checks: the file is empty, or a Vis database this version can use. The
+    three reads share one transaction: read apart, a Vis creating the database meanwhile
+    (two starting at once) showed no marker yet but its tables, "another program's"."""
+    conn.execute("BEGIN")
+    try:
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        count = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    finally:
+        conn.execute("COMMIT")
     if app_id == APPLICATION_ID:
         if version > schema_version:
             raise StoreError(

@@ -65,6 +65,29 @@ def test_add_usage_errors_exit_2(workspace: Path, capsys: pytest.CaptureFixture[
     assert main(["-C", str(workspace), "mcp", "add", "s", "--header", "A=b", "--", "x"]) == 2
 
 
+def test_add_refuses_a_shell_string_and_two_authorization_headers(
+    vis_home: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["-C", str(workspace), "mcp", "add", "c", "--", "npx -y foo"]) == 2
+    assert "not a shell command string" in capsys.readouterr().err
+    argv = ["-C", str(workspace), "mcp", "add", "d", "--url", "https://h/mcp"]
+    assert main([*argv, "--header", "Authorization=Bearer x", "--bearer-token-env-var", "T"]) == 2
+    assert "not both" in capsys.readouterr().err
+    assert main(["-C", str(workspace), "mcp", "add", "e", "--url", "https://h", "--cwd", "."]) == 2
+    assert not (vis_home / "mcp.json").exists()
+
+
+def test_add_notes_what_a_relative_argument_of_your_own_server_names(
+    vis_home: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fs = ["-C", str(workspace), "mcp", "add", "fs", "--", "npx", "-y", "server-filesystem", "."]
+    assert main(fs) == 0
+    assert "'.' names that folder" in capsys.readouterr().err
+    assert main(["-C", str(workspace), "mcp", "add", "here", "--cwd", ".", "--", "npx", "."]) == 0
+    assert "names that folder" not in capsys.readouterr().err
+    assert _read(vis_home / "mcp.json")["mcpServers"]["here"]["cwd"] == "."
+
+
 def test_local_writes_the_project_file(vis_home: Path, workspace: Path) -> None:
     (workspace / ".vis").mkdir()
     assert main(["-C", str(workspace), "mcp", "add", "-l", "tools", "--", "uvx", "tools"]) == 0

@@ -59,6 +59,7 @@ def test_an_entry_copied_from_other_clients_works_unchanged() -> None:
         ("s", {"command": "x", "exposure": "loud"}, "codemode, deferred, direct, hidden"),
         ("s", {"command": "x", "enabled": "no"}, "true or false"),
         ("s", {"command": "x", "env": {"A": 1}}, "object of strings"),
+        ("s", {"command": "npx -y pkg"}, "not a shell command string: put its arguments in 'args'"),
     ],
 )
 def test_invalid_entries_say_what_is_wrong(name: str, raw: object, message: str) -> None:
@@ -119,6 +120,35 @@ def test_a_file_that_is_not_json_is_one_problem(tmp_path: Path) -> None:
     assert config.servers == () and "not valid JSON" in str(config.problems[0])
     write_config(path, [])  # type: ignore[arg-type]
     assert "must be an object" in str(load_config(path, None, trusted=False).problems[0])
+
+
+def test_a_vs_code_file_says_where_its_entries_go(tmp_path: Path) -> None:
+    path = write_config(tmp_path / "mcp.json", {})
+    path.write_text('{"servers": {"fs": {"command": "npx"}}}', encoding="utf-8")
+    config = load_config(path, None, trusted=False)
+    assert config.servers == ()
+    assert "top-level 'servers' object (VS Code's layout)" in str(config.problems[0])
+    assert "move the entries under 'mcpServers'" in str(config.problems[0])
+
+
+def test_the_notes_say_whether_an_entry_or_the_whole_file_was_skipped(
+    tmp_path: Path, vis_home: Path
+) -> None:
+    from vis_core.mcp.manager import McpManager
+    from vis_core.paths import VisPaths
+
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"mcpServers": {', encoding="utf-8")
+    one_bad = write_config(tmp_path / "one.json", {"bad name": {"command": "x"}})
+    for path, said in ((broken, "the file was skipped"), (one_bad, "the entry was skipped")):
+        config = load_config(path, None, trusted=False)
+        manager = McpManager(config, workspace=tmp_path, paths=VisPaths.from_env())
+        (note,) = manager.unreported("/mcp")
+        assert note.endswith(said)
+
+
+def test_a_command_that_is_a_path_with_spaces_is_one_executable() -> None:
+    assert _entry("s", {"command": "/opt/My Tools/server"}).command == "/opt/My Tools/server"
 
 
 def test_values_expand_variables_and_a_whole_value_command() -> None:

@@ -15,6 +15,7 @@ def add_mcp_parser(commands: argparse._SubParsersAction) -> None:
     add.add_argument("-l", "--local", action="store_true", help="write the project's .vis/mcp.json")
     add.add_argument("name")
     add.add_argument("--env", action="append", default=[], metavar="K=V")
+    add.add_argument("--cwd", metavar="DIR", help="the folder a stdio server starts in")
     add.add_argument("--url")
     add.add_argument("--header", action="append", default=[], metavar="K=V")
     add.add_argument("--bearer-token-env-var", metavar="VAR")

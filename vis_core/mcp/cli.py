@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING
 
 from vis_core.mcp.config import (
     NAME_PATTERN,
+    SHELL_STRING,
     SSE_HINT,
     McpConfig,
     ServerConfig,
     load_config,
     project_file,
+    shell_string,
 )
 from vis_core.mcp.edit import EditError, add_server, remove_server
 
@@ -71,8 +73,10 @@ def _entry(args: argparse.Namespace) -> dict[str, object]:
     if args.url and command:
         raise ValueError("give either --url URL or -- CMD ARGS, not both")
     if args.url:
-        if args.env:
-            raise ValueError("--env is for stdio servers; use --header for an HTTP server")
+        if args.env or args.cwd:
+            raise ValueError(
+                "--env and --cwd are for stdio servers; use --header for an HTTP server"
+            )
         if not args.url.startswith(("http://", "https://")):
             raise ValueError(f"--url must be an http:// or https:// address, not {args.url!r}")
         if args.url.rstrip("/").endswith("/sse"):
@@ -80,6 +84,10 @@ def _entry(args: argparse.Namespace) -> dict[str, object]:
         entry: dict[str, object] = {"url": args.url}
         headers = _pairs(args.header, "--header")
         if args.bearer_token_env_var:
+            if any(key.lower() == "authorization" for key in headers):
+                raise ValueError(
+                    "give either --header Authorization=… or --bearer-token-env-var, not both"
+                )
             headers["Authorization"] = f"Bearer ${{{args.bearer_token_env_var}}}"
         if headers:
             entry["headers"] = headers
@@ -91,11 +99,36 @@ def _entry(args: argparse.Namespace) -> dict[str, object]:
             "give the server's command after --, e.g. vis mcp add fs -- npx -y "
             "@modelcontextprotocol/server-filesystem . (or --url URL)"
         )
+    if shell_string(command[0]):
+        raise ValueError(f"{SHELL_STRING}; here: vis mcp add NAME -- {command[0]}")
     entry = {"command": command[0], "args": command[1:]}
     env = _pairs(args.env, "--env")
     if env:
         entry["env"] = env
+    if args.cwd:
+        entry["cwd"] = args.cwd
     return entry
+
+
+def _relative_arguments_note(args: argparse.Namespace, entry: dict[str, object]) -> str | None:
+    """What a user server's relative path arguments will name: such a server starts in Vis's
+    private folder, not where ``vis mcp add`` ran (a project's own servers start in the
+    workspace), so ``server-filesystem .`` would serve an empty folder."""
+    if args.local or "command" not in entry or "cwd" in entry:
+        return None
+    arguments = entry.get("args")
+    relative = [
+        a
+        for a in (arguments if isinstance(arguments, list) else [])
+        if isinstance(a, str) and (a in (".", "..") or a.startswith(("./", "../")))
+    ]
+    if not relative:
+        return None
+    return (
+        f"note: your own servers start in Vis's private folder, not here, so {relative[0]!r} "
+        "names that folder; to start this one in the workspace Vis runs in, add --cwd . "
+        "(relative to the workspace), or give absolute paths"
+    )
 
 
 def run_mcp(
@@ -131,6 +164,8 @@ def run_mcp(
             print(f"vis mcp add: {exc}", file=sys.stderr)
             return EXIT_FAILED
         print(f"Added MCP server {args.name!r} to {path}. Check it with `vis mcp list`.")
+        if note := _relative_arguments_note(args, entry):
+            print(f"vis mcp add: {note}", file=sys.stderr)
         return EXIT_OK
     try:
         with _editing(args, workspace) as path:

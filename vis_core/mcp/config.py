@@ -148,6 +148,18 @@ def _string_map(value: Any, what: str) -> tuple[tuple[str, str], ...]:
     return tuple(value.items())
 
 
+SHELL_STRING = (
+    "'command' is one executable, not a shell command string: put its arguments in 'args', "
+    'e.g. "command": "npx", "args": ["-y", "server"]'
+)
+
+
+def shell_string(command: str) -> bool:
+    """Whether ``command`` looks like a command line (``npx -y server``) rather than one
+    executable: words apart by white space, and not a path (a path may hold spaces)."""
+    return len(command.split()) > 1 and not command.startswith(("/", "~/", "./", "../"))
+
+
 def parse_entry(name: Any, raw: Any, *, source: Source, origin: str) -> ServerConfig:
     """One ``mcpServers`` entry; ``ValueError`` says what is wrong with it."""
     if not isinstance(name, str) or not NAME_PATTERN.match(name):
@@ -174,6 +186,8 @@ def parse_entry(name: Any, raw: Any, *, source: Source, origin: str) -> ServerCo
         command = raw["command"]
         if not isinstance(command, str) or not command.strip():
             raise ValueError("'command' must be one executable, e.g. \"npx\"")
+        if shell_string(command):
+            raise ValueError(SHELL_STRING)
         fields["command"] = command
         fields["args"] = _strings(raw.get("args", []), "'args'")
         fields["env"] = _string_map(raw.get("env", {}), "'env'")
@@ -249,12 +263,20 @@ def read_json(path: Path, data: bytes | None = None) -> dict[str, Any] | None:
     return data
 
 
+VS_CODE_LAYOUT = (
+    "it has a top-level 'servers' object (VS Code's layout) and no 'mcpServers': move the "
+    "entries under 'mcpServers' and replace ${input:...} prompts with ${NAME} variables"
+)
+
+
 def parse_servers(
     data: Mapping[str, Any], *, source: Source, origin: str
 ) -> tuple[list[ServerConfig], list[ConfigProblem]]:
     """The valid entries of one file's ``mcpServers`` and a problem for each invalid one."""
     servers: list[ServerConfig] = []
     problems: list[ConfigProblem] = []
+    if "mcpServers" not in data and isinstance(data.get("servers"), dict) and data["servers"]:
+        return [], [ConfigProblem(origin, None, VS_CODE_LAYOUT)]
     entries = data.get("mcpServers", {})
     if not isinstance(entries, dict):
         return [], [ConfigProblem(origin, None, "'mcpServers' must be an object of servers")]

@@ -206,7 +206,8 @@ class McpManager:
         says where the person finds more (the TUI's ``/mcp``, ``vis mcp list`` in a shell)."""
         notes: list[str] = []
         for problem in self.config.problems:
-            text = f"MCP config: {problem}; the entry was skipped"
+            skipped = "the entry was skipped" if problem.server else "the file was skipped"
+            text = f"MCP config: {problem}; {skipped}"
             if text not in self._reported:
                 self._reported.add(text)
                 notes.append(text)

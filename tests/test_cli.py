@@ -299,12 +299,14 @@ def test_doctor_lists_extensions_and_reports_a_broken_one(workspace, vis_home):
     assert "broken" in result.stdout and "failed" in result.stdout
     assert "model       openai/gpt-5" in result.stdout
     assert "OPENAI_API_KEY" in result.stdout  # the chosen model's missing key is reported
+    assert f"extensions  {vis_home / 'extensions'}\n" in result.stdout  # where yours go
 
 
 def test_doctor_is_clean_on_a_fresh_install(workspace, vis_home):
     result = vis("doctor", cwd=workspace, env_home=vis_home)
     assert result.returncode == 0, result.stdout
     assert "model       no model" in result.stdout
+    assert f"extensions  {vis_home / 'extensions'} (none yet)" in result.stdout
 
 
 def test_run_without_blocks_or_extension_calls_imports_no_ipc(workspace, vis_home, tmp_path):

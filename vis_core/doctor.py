@@ -37,6 +37,8 @@ def run_doctor(workspace: Path) -> int:
     paths = VisPaths.from_env()
     print(f"vis {__version__} on Python {sys.version.split()[0]}")
     print(f"config      {paths.config_file}" + ("" if paths.config_file.exists() else " (none)"))
+    extensions = paths.extensions_dir
+    print(f"extensions  {extensions}" + ("" if extensions.is_dir() else " (none yet)"))
     print(f"database    {paths.db_file}")
     print(f"logs        {paths.log_dir}")
     print(f"workspace   {workspace}")
@@ -51,6 +53,7 @@ def run_doctor(workspace: Path) -> int:
 
 async def _check_host(workspace: Path) -> int:
     """Open the Host a session here would use and print its model, notes and extensions."""
+    from vis_core.extension_host.discovery import PROJECT_EXTENSIONS
     from vis_core.extension_host.doctor import describe
     from vis_core.host import Host
     from vis_core.host_options import HostOptions
@@ -60,6 +63,8 @@ async def _check_host(workspace: Path) -> int:
     try:
         trust = "trusted" if host.space.trusted else "not trusted"
         print(f"project     {host.space.project_root} ({trust})")
+        if (own := host.space.project_root / PROJECT_EXTENSIONS).is_dir():
+            print(f"            its extensions: {own}")
         print(f"model       {host.models.label}")
         if host.models.config.problem:
             problems += 1

@@ -9,6 +9,7 @@ from pathlib import Path
 from pilot_keys import type_keys
 
 from vis_core.extension.settings_decl import SettingScope
+from vis_core.frontend.panels import SettingsPanel
 from vis_core.paths import TrustStore, VisPaths
 from vis_tui.widgets.settings_editors import InlineTextEditor
 from vis_tui.widgets.settings_rows import ExtensionHeader, SettingRow
@@ -90,6 +91,27 @@ async def test_enter_a_secret_in_a_masked_field(workspace: Path) -> None:
         if (host.paths.config_file.exists())
         else True
     )
+    await host.close()
+
+
+async def test_a_saved_secret_is_forgotten_only_on_a_second_delete(workspace: Path) -> None:
+    user_extensions("reports")
+    host = await open_host(workspace)
+    await SettingsPanel(host.settings).set(
+        "reports_server_token", "tok-12345678", SettingScope.GLOBAL
+    )
+    app = SettingsApp(host)
+    async with app.run_test(size=(100, 60)) as pilot:
+        screen = await app.loaded()
+        screen.row("reports_server_token").focus()
+        await pilot.press("delete")
+        await pilot.pause()
+        assert host.settings.secret_saved("reports_server_token")  # not yet: asked first
+        assert "Saved" in str(screen.row("reports_server_token").render())
+        await pilot.press("delete")
+        await pilot.pause()
+        assert not host.settings.secret_saved("reports_server_token")
+        assert "Not set" in str(screen.row("reports_server_token").render())
     await host.close()
 
 

@@ -16,6 +16,7 @@ from textual.widgets import Button, Input, OptionList, Static
 
 from vis_core.frontend import (
     EXTENSIONS_SECTION,
+    SAVED,
     VIS_SECTION,
     SettingNode,
     SettingScope,
@@ -85,6 +86,7 @@ class SettingsScreen(Screen[None]):
         self.loaded = asyncio.Event()  # set once every row is mounted
         self.caught_up = asyncio.Event()  # set once values saved elsewhere were read
         self.first_paint_at: float | None = None  # perf_counter() after the first refresh
+        self._forgetting: str | None = None  # the saved secret a first Delete asked to forget
 
     # -- building ----------------------------------------------------------------------------
 
@@ -329,10 +331,22 @@ class SettingsScreen(Screen[None]):
                 markup=False,
             )
             return
+        setting = row.state.node.setting
+        if setting.is_secret and row.state.display == SAVED and self._forgetting != setting.id:
+            self._forgetting = setting.id  # a saved secret cannot be typed back from here
+            self.notify(
+                f"Press Delete again to forget the saved {setting.label}: "
+                "it cannot be shown or recovered.",
+                title="Forget the secret?",
+                severity="warning",
+                markup=False,
+            )
+            return
         await self.save(row.setting_id, None)
 
     async def save(self, setting_id: str, value: Any) -> bool:
         """Save (``None`` resets) at the current scope; awaits ``on_change``."""
+        self._forgetting = None  # another change: a Delete of a saved secret asks again
         panel = self.panel
         try:
             if value is None:

@@ -258,9 +258,14 @@ def report() -> str:
     return "mine"
 
 
+def guard(call):
+    return None
+
+
 vis.register_extension(vis.Extension(
     name="zz-other-reports", alias="other", description="Also reports.",
     symbols=[vis.Symbol(report, activity=vis.Activity(label="Report"))],
+    op_hooks=[vis.OpHook(["patch", "fs_access"], guard)],
 ))
 '''
 
@@ -290,6 +295,7 @@ def test_a_duplicate_bare_name_or_a_built_in_name_does_not_load(vis_home: Path) 
     assert [e.name for e in loaded.enabled] == ["reports"]
     errors = {e.extension: e.message for e in loaded.errors}
     assert "'report' is already exported by extension 'reports'" in errors["zz-other-reports"]
+    assert errors["zz-other-reports"].endswith("; its op hooks (fs_access, patch) are not active")
     assert "shadow the built-in 'grep'" in errors["shadow"]
 
 

@@ -148,7 +148,7 @@ def _resolve(drafts: list[_Draft], disabled: Collection[str], held: Collection[s
         if problem is None:
             problem = _command_conflict(declaration, previous, command_owner)
         if problem is not None:
-            draft.fail(problem)
+            draft.fail(problem + _unguarded(declaration))
             continue
         if previous is not None:
             previous.status = ExtensionStatus.OVERRIDDEN
@@ -171,6 +171,13 @@ def _resolve(drafts: list[_Draft], disabled: Collection[str], held: Collection[s
         for command in declaration.slash_commands:
             command_owner[command.name] = draft
         effective[draft.name] = draft
+
+
+def _unguarded(declaration: Extension) -> str:
+    """What an extension that fails no longer guards: the operations of its op hooks, said
+    with its error, where a lost ``fs_access`` or ``patch`` guard would otherwise go unseen."""
+    ops = sorted({op for hook in declaration.op_hooks for op in hook.ops})
+    return f"; its op hooks ({', '.join(ops)}) are not active" if ops else ""
 
 
 def _roots(draft: _Draft) -> list[str]:

@@ -241,3 +241,27 @@ async def test_long_messages_and_many_calls_in_flight_cross_whole(sandbox: Sandb
     )
     assert result.error is None, result.error
     assert result.stdout.splitlines() == ["[3000001, 3000001, 3000001] x2", str(sum(range(200)))]
+
+
+async def test_a_call_never_awaited_says_to_await_it(
+    sandbox: Sandbox, host_tools: HostTools
+) -> None:
+    calls = len(host_tools.calls)
+    result = await sandbox.run("x = echo(1)\nprint(x)\nprint(same(2))\nimport asyncio\n")
+    assert result.error is None, result.error
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("<coroutine object echo at 0x")  # not Child.request
+    assert "<block 1>:3: same(…) was never awaited, so it did not run: write await same(…)" in lines
+    assert lines[-1] == (
+        "[vis: x holds echo(…), which was never awaited, so it did not run: "
+        "write x = await echo(…)]"
+    )
+    assert "tracemalloc" not in result.stdout
+    assert len(host_tools.calls) == calls  # neither ran
+    again = await sandbox.run("print(await echo(3))\n")  # told once: x is not named again
+    assert "never awaited" not in again.stdout and again.error is None
+
+
+async def test_other_warnings_still_print_as_python_prints_them(sandbox: Sandbox) -> None:
+    result = await sandbox.run("import warnings\nwarnings.warn('careful', UserWarning)\n")
+    assert "<block 1>:2: UserWarning: careful" in result.stdout

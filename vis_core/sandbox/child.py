@@ -13,7 +13,9 @@ import socket
 import sys
 import traceback
 import types
+import warnings
 from typing import Any
+from weakref import WeakSet
 
 import msgspec
 
@@ -56,6 +58,7 @@ from vis_core.sandbox.proxies import (
 )
 from vis_core.sandbox.sdk_runtime import enter_sandbox
 from vis_core.sandbox.state import SessionState, register_source, top_level_defs
+from vis_core.sandbox.unawaited import left_unawaited, show_warning
 from vis_core.system.child_process import exit_with_parent, take_protocol_fds
 from vis_core.system.network_bridge import start_from_environment
 
@@ -210,6 +213,7 @@ class Child:
         sys.modules["__main__"] = module
         self.ns: dict[str, Any] = module.__dict__
         self.state = SessionState(self.ns)
+        self.told_unawaited: WeakSet[Any] = WeakSet()  # unawaited calls a block was told of
         self.pending: dict[int, asyncio.Future[Any]] = {}
         self.next_id = 0
         self.max_calls = MAX_CALLS_IN_FLIGHT  # both as the host says in ``init``
@@ -419,6 +423,8 @@ class Child:
                 error = format_error(exc)
             finally:
                 self.in_user_code = False
+            for note in left_unawaited(self.ns, self.told_unawaited):
+                print(note, file=self.out)
             self.state.after_block(block_id, defs, before)
             forms = block_forms(tree, code, raised, filename)
         self.finish(block_id, error, forms)
@@ -488,6 +494,7 @@ def main() -> None:
         closefd=False,
     )
     sys.stdout = sys.stderr = out
+    warnings.showwarning = show_warning  # a call never awaited: what to write instead
     # The child starts isolated (-I): nothing of the working folder shadows what Vis imports.
     # The model's blocks may still import the workspace's own modules, found after the
     # standard library and the installed packages (never instead of them). The SDK's spec

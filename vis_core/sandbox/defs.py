@@ -6,11 +6,12 @@ import ast
 import builtins
 import inspect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from vis_core.sandbox.proxies import ToolNamespace, ToolProxy
 from vis_core.sandbox.state import Helper, SessionState, describe
+from vis_core.sandbox.unawaited import named
 
 HINT_CHARS = 120
 GIST_CHARS = 100
@@ -311,7 +312,10 @@ class SessionDoc:
         if wrapped is not None:
             self.__wrapped__ = wrapped
 
-    async def __call__(self, name: Any, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, name: Any, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
+        return named(self._answer(name, *args, **kwargs), "doc")
+
+    async def _answer(self, name: Any, *args: Any, **kwargs: Any) -> Any:
         if isinstance(name, str) and not args and not kwargs:
             target = name.strip()
             helper = self._state.live_helpers().get(target)

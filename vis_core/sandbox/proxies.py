@@ -7,6 +7,8 @@ import os
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
+from vis_core.sandbox.unawaited import named
+
 #: ``request(kind, target, args, kwargs) -> coroutine of the result``: the child's protocol
 #: loop sends a ``call`` (target: its name) or ``hcall`` (target: handle and method).
 Requester = Callable[
@@ -75,9 +77,10 @@ class ToolProxy:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
         """The call as a coroutine (the request itself: no wrapper frame on the hot path)."""
+        call = self._vis_request("call", self._vis_target, args, kwargs)
         if self._vis_name in MOVING_TOOLS:
-            return _then_move(self._vis_request("call", self._vis_target, args, kwargs))
-        return self._vis_request("call", self._vis_target, args, kwargs)
+            call = _then_move(call)
+        return named(call, self._vis_name)  # never awaited, Python's words name the tool
 
     def __repr__(self) -> str:
         return f"<tool {self._vis_name}>"

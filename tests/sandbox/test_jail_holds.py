@@ -433,6 +433,20 @@ async def test_home_dot_files_are_writable_only_when_the_person_allows_it(
 
 
 @jailed
+async def test_a_home_folder_that_does_not_exist_inside_the_workspace_starts_the_jail(
+    workspace: Path, tmp_path: Path, vis_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HOME of a service user may name no folder; one inside the workspace made bwrap fail
+    every block ("Can't find source path"), and the jail must not make it either."""
+    monkeypatch.setenv("HOME", str(workspace / "nobody-home"))
+    (vis_home / "config.toml").write_text("jail = true\n")
+    outcome = await run_blocks(workspace, tmp_path, "print('ran')")
+    assert outcome.blocks[0].error is None, outcome.blocks[0].error
+    assert outcome.blocks[0].stdout == "ran\n"
+    assert not (workspace / "nobody-home").exists()
+
+
+@jailed
 async def test_a_cut_outputs_saved_whole_text_is_read_with_cat_in_the_jail(
     workspace: Path, tmp_path: Path, vis_home: Path
 ) -> None:

@@ -275,8 +275,10 @@ def jail_argv(
     args += ["--size", str(sizes.tmp), "--tmpfs", "/tmp"]
     visible = [Path("/" + name) for name in SYSTEM_DIRS]
     emptied = [Path("/tmp")]
-    holds_home = _holds_home(root, home)
-    if not holds_home and home != Path("/"):
+    # a home folder that does not exist (HOME of a service user) has nothing to keep read-only,
+    # and bwrap cannot bind it
+    holds_home = _holds_home(root, home) and home.is_dir()
+    if not holds_home and home != Path("/") and not _holds_home(root, home):
         args += ["--size", str(sizes.home), "--tmpfs", str(home)]
         emptied.append(home)
     existing = [f.resolve() for f in vis_folders() if f.exists()]

@@ -67,6 +67,8 @@ print("templates", [x["uriTemplate"] for x in t["resourceTemplates"]])
 print("greeting", (await read_mcp_resource("fixture", "greeting://Ada"))["contents"][0]["text"])
 blob = await read_mcp_resource("fixture", "file:///blob.bin")
 print("blob", open(blob["contents"][0]["path"], "rb").read() == bytes(range(256)))
+app = await read_mcp_resource("fixture", "ui://widget")
+print("app", app["contents"], app["omitted"])
 print("big", len(str(await mcp__fixture__big(size=30000))))
 try:
     await mcp__fixture__echo(text="forbidden")
@@ -175,6 +177,7 @@ def test_the_mcp_chapter_through_vis_run(vis_home: Path, workspace: Path, http_s
     assert "servers ['fixture', 'later']" in out  # every server, ui:// apps left out
     assert "templates ['greeting://{name}']" in out and "greeting Hello, Ada!" in out
     assert "blob True" in out
+    assert "app [] 1 part(s) of this resource are MCP App views" in out  # said, not just empty
     assert "big 30000" in out  # python_execution gets the complete result
     assert "mcp was blocked by extension 'mcpguard': echo of forbidden text" in out
     assert "deferred True" in out

@@ -132,17 +132,20 @@ def resource_tools(servers: Servers, hooks: ToolHooks | None, output_dir: Path) 
         """Read an MCP resource by `server` and `uri`: {server, uri, contents}.
 
         Text comes back as `text`; an image as `attachment` (pass it to show_attachment to
-        see it); any other binary is saved to a file whose `path` is given.
+        see it); any other binary is saved to a file whose `path` is given. Parts that are MCP
+        App views are left out, as `omitted` says.
         """
 
         async def run() -> dict[str, Any]:
             conn = _pick(await servers(), server)
             result = await conn.read_resource(uri)
             contents: list[dict[str, Any]] = []
+            apps = 0
             for index, item in enumerate(result.contents):
                 data = item.model_dump(by_alias=True, exclude_none=True, mode="json")
                 data.pop("_meta", None)
                 if is_app(data):
+                    apps += 1
                     continue
                 if "blob" in data:
                     raw = decode(str(data.pop("blob")))
@@ -159,7 +162,13 @@ def resource_tools(servers: Servers, hooks: ToolHooks | None, output_dir: Path) 
                     else:
                         data["path"] = str(save_bytes(output_dir, name, raw))
                 contents.append(data)
-            return {"server": conn.name, "uri": uri, "contents": contents}
+            read = {"server": conn.name, "uri": uri, "contents": contents}
+            if apps:  # said, or the model takes an empty answer for an empty resource
+                read["omitted"] = (
+                    f"{apps} part(s) of this resource are MCP App views (ui://, {APP_MIME}), "
+                    "which Vis does not show; they were left out"
+                )
+            return read
 
         payload = {"tool": "read_mcp_resource", "server": server, "uri": uri}
         return await _hooked(hooks, {**payload, "annotations": READ_ONLY}, run)

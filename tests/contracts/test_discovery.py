@@ -194,3 +194,18 @@ def test_doc_no_longer_calls_drafts_unavailable(registry: ToolRegistry, name: st
 def test_doc_of_an_unknown_name_still_raises(registry: ToolRegistry) -> None:
     with pytest.raises(ValueError, match="no public tool, guide or skill is named 'counsel'"):
         doc(registry, "counsel")
+
+
+def test_an_apropos_summary_is_the_first_sentence_never_cut_at_a_line_end() -> None:
+    from vis_core.tools.discovery import _summary
+
+    wrapped = "Work in a new draft: an isolated copy of the workspace (git: branch\nvis/draft/x).\n"
+    assert (
+        _summary(wrapped)
+        == "Work in a new draft: an isolated copy of the workspace (git: branch vis/draft/x)."
+    )
+    long = "One sentence. " + "word " * 60
+    assert _summary(long) == "One sentence."
+    endless = "word " * 60
+    assert _summary(endless).endswith("word…") and len(_summary(endless)) <= 160
+    assert _summary("Summary.\n\nDetails that stay out.") == "Summary."

@@ -99,9 +99,19 @@ class AproposResult:
         return "\n".join(str(hit) for hit in self.hits)
 
 
-def _first_line(text: str) -> str:
-    stripped = text.strip()
-    return stripped.splitlines()[0].strip() if stripped else ""
+SUMMARY_CHARS = 160  # an apropos hit's summary, at most
+
+
+def _summary(text: str) -> str:
+    """A docstring's summary for an apropos hit: its first sentence, whole where its first
+    line wraps it (never cut mid-sentence at the line's end), else cut at a word."""
+    paragraph = " ".join(line.strip() for line in text.strip().split("\n\n", 1)[0].splitlines())
+    if len(paragraph) <= SUMMARY_CHARS:
+        return paragraph
+    end = paragraph.find(". ", 0, SUMMARY_CHARS)
+    if end != -1:
+        return paragraph[: end + 1]
+    return paragraph[: SUMMARY_CHARS - 1].rsplit(" ", 1)[0] + "…"
 
 
 def tool_spec(tool: HostTool) -> ToolSpec:
@@ -135,7 +145,7 @@ def apropos(
             "escape special characters, e.g. with re.escape()"
         ) from None
     hits = [
-        AproposHit(tool.name, "tool", _first_line(tool.description))
+        AproposHit(tool.name, "tool", _summary(tool.description))
         for tool in registry
         if not tool.is_hidden and not tool.name.startswith("_") and compiled.search(tool.name)
     ]
@@ -146,7 +156,7 @@ def apropos(
             tool = registry.get(name)
             if tool is not None and not tool.is_hidden and name not in named:
                 named.add(name)
-                hits.append(AproposHit(name, "tool", _first_line(tool.description)))
+                hits.append(AproposHit(name, "tool", _summary(tool.description)))
         # MCP tools of a server whose description matches rank before the other MCP tools
         first = set(ranked)
         mcp = {tool.name for tool in registry if tool.owner == "mcp"}

@@ -8,7 +8,7 @@ import os
 import re
 import string
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -172,7 +172,7 @@ KNOWN_OPS = ", ".join(repr(op.value) for op in Op)
 class OpHook:
     """A guard (``before``) or observer (``after``) of operations such as ``patch``."""
 
-    ops: tuple[str, ...]
+    ops: Sequence[str]
     fn: Callable[[dict[str, Any]], Any]
     phase: OpHookPhase | str = OpHookPhase.BEFORE
 
@@ -241,21 +241,21 @@ class Extension:
     name: str
     description: str
     alias: str | None = None
-    symbols: tuple[Any, ...] = ()
+    symbols: Sequence[Any] = ()
     prompt: str | Callable[[dict[str, Any]], str | None] | None = field(default=None, compare=False)
     activation: Callable[[dict[str, Any]], bool] | None = field(default=None, compare=False)
-    slash_commands: tuple[SlashCommand, ...] = ()
-    op_hooks: tuple[OpHook, ...] = ()
-    network_filters: tuple[Any, ...] = ()
-    providers: tuple[Any, ...] = ()
+    slash_commands: Sequence[SlashCommand] = ()
+    op_hooks: Sequence[OpHook] = ()
+    network_filters: Sequence[Any] = ()
+    providers: Sequence[Any] = ()
     ctx: Callable[[dict[str, Any]], dict[str, Any]] | None = field(default=None, compare=False)
     ctx_state_key: str | None = None
-    env: tuple[str, ...] = ()
-    grants: tuple[Any, ...] = ()
+    env: Sequence[str] = ()
+    grants: Sequence[Any] = ()
     kind: str | None = None
     version: str | None = None
-    settings: tuple[Setting[Any], ...] = ()
-    mcp_servers: tuple[Any, ...] = ()  # vis.mcp_server(name, config) declarations
+    settings: Sequence[Setting[Any]] = ()
+    mcp_servers: Sequence[Any] = ()  # vis.mcp_server(name, config) declarations
 
     def __post_init__(self) -> None:
         name = self.name
@@ -410,9 +410,7 @@ def copy_environment(environment: Mapping[str, str] | None) -> ExtensionEnvironm
     return copy
 
 
-def names_to_pass(
-    declared: tuple[str, ...] | list[str], environment: Mapping[str, str]
-) -> list[str]:
+def names_to_pass(declared: Sequence[str], environment: Mapping[str, str]) -> list[str]:
     """The names registration puts into ``os.environ``: declared ones, then project-defined."""
     project = getattr(environment, "project_names", frozenset())
     return [*declared, *sorted(name for name in project if name not in declared)]

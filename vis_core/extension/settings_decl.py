@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
@@ -88,7 +88,7 @@ class Setting(Generic[T]):
     choices: tuple[str, ...] = ()
     parent: str | None = None
     is_secret: bool = False
-    scopes: tuple[SettingScope, ...] = (SettingScope.GLOBAL,)
+    scopes: Sequence[SettingScope | str] = (SettingScope.GLOBAL,)
     on_change: Callable[[Any, Any, str], object] | None = field(default=None, compare=False)
     description: str = ""
 

@@ -83,7 +83,7 @@ class LoadedExtension:
 
     @property
     def settings(self) -> tuple[Setting[Any], ...]:
-        return () if self.declaration is None else self.declaration.settings
+        return () if self.declaration is None else tuple(self.declaration.settings)
 
     def guides(self) -> list[Guide]:
         """The guides and skills shipped in its folder (read from disk each time)."""

@@ -31,9 +31,9 @@ SCOPE_ORDER: tuple[SettingScope, ...] = (
 )
 
 
-def scope_list(scopes: Iterable[SettingScope]) -> str:
+def scope_list(scopes: Iterable[SettingScope | str]) -> str:
     """``'global' and 'project'`` for messages."""
-    names = [f"'{scope.value}'" for scope in scopes]
+    names = [f"'{SettingScope(scope).value}'" for scope in scopes]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 

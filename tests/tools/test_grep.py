@@ -191,3 +191,13 @@ async def test_a_file_name_with_a_line_break_is_searched_like_any(
     out = await search(ctx, "needle", engine=engine)
     assert out.endswith("3 matching lines in 2 files."), out
     assert "1: a needle" in out and "2: another needle" in out
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+async def test_anchors_match_the_lines_of_a_crlf_file(
+    ctx: ToolContext, workspace: Path, engine: str
+) -> None:
+    (workspace / "crlf.txt").write_bytes(b"line1\r\nline2\r\nline3\r\n")
+    out = await search(ctx, "^line3$", "crlf.txt", engine=engine)
+    assert out.splitlines()[:2] == ["crlf.txt @1", "3: line3"]
+    assert out.endswith("1 matching line in 1 file.")

@@ -310,7 +310,9 @@ def _read(ctx: ToolContext, path: str) -> bytes | None:
 
 
 def _match_flags(query: Query) -> list[str]:
-    flags = ["--ignore-case" if query.ignore_case else "--case-sensitive"]
+    """ripgrep's flags for ``query``; ``--crlf``: a CRLF line ends before its ``\\r``, as
+    the Python search reads it, so ``$`` anchors there."""
+    flags = ["--crlf", "--ignore-case" if query.ignore_case else "--case-sensitive"]
     if query.literal:
         flags.append("--fixed-strings")
     if query.word:
@@ -399,12 +401,13 @@ async def count_rg(
 def _null_records(out: bytes) -> Iterator[tuple[bytes, bytes]]:
     """``(path, rest)`` of each ``path\\0rest\\n`` record ripgrep prints with ``--null``: a
     file name may hold a newline (a line split there named two files that do not exist, and
-    failed the search), the rest (a count, ``N:line``) never does."""
+    failed the search), the rest (a count, ``N:line``) never does. With ``--crlf`` ripgrep
+    ends each record with ``\\r\\n``."""
     start = 0
     while (end := out.find(b"\0", start)) >= 0:
         stop = out.find(b"\n", end)
         stop = len(out) if stop < 0 else stop
-        yield out[start:end], out[end + 1 : stop]
+        yield out[start:end], out[end + 1 : stop].removesuffix(b"\r")  # --crlf ends it so
         start = stop + 1
 
 

@@ -11,7 +11,7 @@ import pytest
 from vis_core.tools import ToolContext
 from vis_core.tools.edit import patch_file
 from vis_core.tools.files import cat_file
-from vis_core.tools.patching import PatchError
+from vis_core.tools.patching import PatchError, syntax_error
 
 SOURCE = "".join(f"line{i} = {i}\n" for i in range(1, 11))
 
@@ -144,6 +144,17 @@ async def test_unread_file_and_stale_version(workspace: Path, tmp_path: Path) ->
         cat_file(small, "n.txt")
     with pytest.raises(PatchError, match=r"stale version @1 of n.txt; versions @2–@3 are known"):
         await patch_file(small, "n.txt", 1, [edit(1, 1, "b\n")])
+
+
+async def test_a_syntax_refusal_quotes_the_edited_line_not_the_one_on_disk(
+    ctx: ToolContext, py: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Vis runs in the workspace: CPython finds m.py there by the name parsed
+    monkeypatch.chdir(py.parent)
+    with pytest.raises(PatchError, match=r"Python line 3: invalid syntax: 'line3 = 3 \+'"):
+        await patch_file(ctx, "m.py", 1, [edit(3, 3, "line3 = 3 +\n")])
+    assert py.read_text() == SOURCE
+    assert (syntax_error("m.py", "a = 1\nb = 2 +\n") or "").endswith(": 'b = 2 +'")
 
 
 @pytest.mark.parametrize(

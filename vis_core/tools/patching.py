@@ -8,6 +8,8 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from vis_core.tools.pycheck import describe
+
 CONTEXT_LINES = 3
 
 
@@ -275,9 +277,7 @@ def syntax_error(name: str, text: str) -> str | None:
         else:
             return None
     except SyntaxError as exc:
-        where = f"line {exc.lineno}" if exc.lineno else "somewhere"
-        snippet = f": {exc.text.strip()!r}" if exc.text and exc.text.strip() else ""
-        return f"Python {where}: {exc.msg}{snippet}"
+        return describe(exc, text)
     except json.JSONDecodeError as exc:
         return f"JSON line {exc.lineno} column {exc.colno}: {exc.msg}"
     return None

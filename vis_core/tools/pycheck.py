@@ -31,10 +31,15 @@ def statement_starts(tree: ast.Module, offset: int = 0) -> tuple[int, ...]:
     return tuple(starts)
 
 
-def _describe(exc: SyntaxError, offset: int) -> str:
-    line = (exc.lineno or 0) + offset
-    where = f"line {line}" if exc.lineno else "somewhere"
-    snippet = f": {exc.text.strip()!r}" if exc.text and exc.text.strip() else ""
+def describe(exc: SyntaxError, source: str, offset: int = 0) -> str:
+    """How a refusal names ``exc``, raised parsing ``source`` (``offset``: lines of the file
+    above it). The line quoted is ``source``'s: CPython reads ``exc.text`` from a file of the
+    parsed name when one exists, the file on disk with the old line."""
+    lineno = exc.lineno or 0
+    where = f"line {lineno + offset}" if lineno else "somewhere"
+    rows = source.split("\n")
+    text = rows[lineno - 1].strip() if 0 < lineno <= len(rows) else ""
+    snippet = f": {text!r}" if text else ""
     return f"Python {where}: {exc.msg}{snippet}"
 
 
@@ -148,7 +153,7 @@ def check_python(
         try:
             tree = ast.parse(after, filename=name)
         except SyntaxError as exc:
-            return _describe(exc, 0)
+            return describe(exc, after)
         _remember(_key(after), statement_starts(tree))
         return None
     old_key = _key(before)
@@ -173,7 +178,7 @@ def check_python(
     try:
         tree = ast.parse(region, filename=name)
     except SyntaxError as exc:
-        return _describe(exc, start)
+        return describe(exc, region, start)
     new_starts = (
         *(s for s in starts if s < start),
         *statement_starts(tree, start),

@@ -134,7 +134,7 @@ async def test_refusals_leave_the_file_byte_identical(ctx: ToolContext, py: Path
 async def test_unread_file_and_stale_version(workspace: Path, tmp_path: Path) -> None:
     ctx = ToolContext(workspace, "s", tmp_path / "o")
     (workspace / "n.txt").write_text("a\n")
-    with pytest.raises(PatchError, match="you have not read it in this session"):
+    with pytest.raises(PatchError, match="@1 of n.txt: no version of it has been read yet"):
         await patch_file(ctx, "n.txt", 1, [edit(1, 1, "b\n")])
     from vis_core.tools.versions import FileVersions
 
@@ -194,8 +194,11 @@ async def test_create_new_files(ctx: ToolContext, workspace: Path) -> None:
     with pytest.raises(PatchError, match="would not parse"):
         await patch_file(ctx, "bad.py", 0, "def (:\n")
     assert not (workspace / "bad.py").exists()
-    with pytest.raises(FileNotFoundError, match="no longer exists"):
+    with pytest.raises(FileNotFoundError, match=r"gone.py does not exist, and no version of it"):
         await patch_file(ctx, "gone.py", 3, [edit(1, 1, "")])
+    (workspace / "pkg" / "new.py").unlink()
+    with pytest.raises(FileNotFoundError, match=r"no longer exists \(it was deleted or moved af"):
+        await patch_file(ctx, "pkg/new.py", 1, [edit(1, 1, "")])
 
 
 async def test_line_endings_and_missing_final_newline(ctx: ToolContext, workspace: Path) -> None:

@@ -162,18 +162,20 @@ def _patch_locked(
         return _write(
             ctx, target, real, label, [], parsed, created=True, rebased_from=None, guard=guard
         )
-    if not exists:
-        raise FileNotFoundError(
-            f"patch: {label} no longer exists (it was deleted or moved after you read "
-            f"@{version}); to create it, pass version=0"
-        )
     seen = ctx.versions.get(real, version)
+    known = ctx.versions.known_range(real)
+    if not exists:
+        what = (
+            f"no longer exists (it was deleted or moved after you read @{version})"
+            if known
+            else "does not exist, and no version of it has been read"
+        )
+        raise FileNotFoundError(f"patch: {label} {what}; to create it, pass version=0")
     if seen is None:
-        known = ctx.versions.known_range(real)
         if known is None:
             raise PatchError(
-                f"patch: unknown version @{version} of {label}: you have not read it in this "
-                f"session. Read it with cat({label!r}) and use the version in its header"
+                f"patch: unknown version @{version} of {label}: no version of it has been read "
+                f"yet. Read it with cat({label!r}) and use the version in its header"
             )
         oldest, newest = known
         state = "stale" if version < oldest else "unknown"
@@ -187,14 +189,22 @@ def _patch_locked(
         )
     except BinaryFileError as exc:
         raise PatchError(str(exc)) from None
-    old_lines = split_lines(seen.text)
-    check_ranges(parsed, len(old_lines), label, version)
     rebased_from = None
-    if text == seen.text:
-        lines, moved = old_lines, parsed
-    else:
+    if seen.matches(text):
         lines = split_lines(text)
+        check_ranges(parsed, len(lines), label, version)
+        moved = parsed
+    else:
         now = ctx.versions.observe(real, text)
+        if seen.text is None:
+            raise PatchError(
+                f"patch: {label} changed since you read @{version} (it is @{now} now), and the "
+                f"text of @{version} is no longer held to move your edits onto it. Read it "
+                f"again with cat({label!r}) and patch the version in its header"
+            )
+        old_lines = split_lines(seen.text)
+        check_ranges(parsed, len(old_lines), label, version)
+        lines = split_lines(text)
         moved = rebase(parsed, old_lines, lines, f"{label} (now @{now})")
         rebased_from = version
     return _write(

@@ -275,14 +275,17 @@ class SessionFactory:
         values: dict[str, str],
         roots: Roots,
     ) -> ToolContext:
+        from vis_core.store.file_versions import SessionFileVersions
         from vis_core.system.shell import ShellManager
         from vis_core.tools import ToolContext
+        from vis_core.tools.versions import FileVersions
 
         return ToolContext(
             workspace=roots.workspace,
             session_id=session_id,
             output_dir=self.workspace.paths.data_dir / "outputs" / session_id,
             jail=confinement.jail,
+            versions=FileVersions(log=SessionFileVersions(self.store, session_id)),
             hooks=kit.tool_hooks,
             time_limit=time_limit,
             home_writable=confinement.home_writable,

@@ -314,6 +314,18 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE sessions ADD COLUMN parent_id TEXT REFERENCES sessions(id) ON DELETE SET NULL",
         "CREATE INDEX sessions_by_parent ON sessions(parent_id)",
     ),
+    # 11: the version numbers a session's cat, grep and patch issued per file (the newest 32):
+    # a resumed session numbers on, so a patch against a version read before is checked
+    # against that version, never against another content given the same number.
+    (
+        """CREATE TABLE file_versions (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            path TEXT NOT NULL,  -- the file's real path
+            number INTEGER NOT NULL,
+            digest TEXT NOT NULL,  -- SHA-256 of the text
+            PRIMARY KEY (session_id, path, number)
+        ) WITHOUT ROWID""",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

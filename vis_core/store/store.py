@@ -22,6 +22,7 @@ from vis_core.store.checkpoint import (
 from vis_core.store.database import Database, Migrations, StoreError
 from vis_core.store.drafts import DraftsMixin
 from vis_core.store.extras import ExtrasMixin
+from vis_core.store.file_versions import FileVersionsMixin
 from vis_core.store.folds import FoldsMixin
 from vis_core.store.projection import project, project_many
 from vis_core.store.schema import MIGRATIONS, SESSION_EVENTS
@@ -37,7 +38,15 @@ _START_RUN = "INSERT INTO event_runs (start, session_id) VALUES (?, ?)"
 LastEvent = tuple[int, str] | None  # (seq, session) of the last event this process wrote
 
 
-class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin, FoldsMixin, DraftsMixin):
+class Store(
+    SessionsMixin,
+    ExtrasMixin,
+    AttachmentsMixin,
+    SearchMixin,
+    FoldsMixin,
+    DraftsMixin,
+    FileVersionsMixin,
+):
     """The Vis database. Thread-safe: one connection behind a lock, short transactions.
 
     ``append`` commits an event and its projections before it returns; ``submit`` queues

@@ -76,11 +76,12 @@ def builtin_tools(ctx: ToolContext) -> list[HostTool]:
         start..end (inclusive) of that version with `text`; `"end": start - 1` inserts before
         line `start` (`start = last line + 1` appends); `"text": ""` deletes. Give all edits
         for the file in one call; they must not overlap. If the file changed since that read,
-        the edits move to the new line numbers; if an edited line itself changed, or the result
-        would not parse (Python, JSON, TOML, YAML), the whole batch is refused and nothing is
-        written. To create a file pass `version=0` and the whole text as `edits` (a string).
-        Returns the unified diff (past 2,000 lines or 50 KB its head, and the file holding
-        all of it) and the new version for the next patch.
+        the edits move to the new line numbers; if an edited line itself changed, the read was
+        before Vis restarted or long ago, or the result would not parse (Python, JSON, TOML,
+        YAML), the whole batch is refused and nothing is written. To create a file pass
+        `version=0` and the whole text as `edits` (a string). Returns the unified diff (past
+        2,000 lines or 50 KB its head, and the file holding all of it) and the new version for
+        the next patch.
         """
         if ctx.hooks is None:
             return await patch_file(ctx, path, version, edits)

@@ -1,0 +1,51 @@
+"""The file_versions table: the version numbers a session issued for each file it read."""
+
+from __future__ import annotations
+
+from vis_core.store.database import Database
+
+
+class FileVersionsMixin:
+    """Read and add the numbers and digests of the versions a session's tools showed."""
+
+    _db: Database
+
+    def file_versions(self, session_id: str, path: str) -> list[tuple[int, str]]:
+        """The numbers and digests issued for ``path`` in ``session_id``, oldest first."""
+        with self._db.read("read file versions") as conn:
+            rows = conn.execute(
+                "SELECT number, digest FROM file_versions WHERE session_id = ? AND path = ? "
+                "ORDER BY number",
+                (session_id, path),
+            ).fetchall()
+        return [(number, digest) for number, digest in rows]
+
+    def record_file_version(
+        self, session_id: str, path: str, number: int, digest: str, keep: int
+    ) -> None:
+        """Add version ``number`` of ``path``; those ``keep`` or more before it are dropped,
+        as the session no longer knows them."""
+        with self._db.write("record a file version") as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO file_versions (session_id, path, number, digest) "
+                "VALUES (?, ?, ?, ?)",
+                (session_id, path, number, digest),
+            )
+            conn.execute(
+                "DELETE FROM file_versions WHERE session_id = ? AND path = ? AND number <= ?",
+                (session_id, path, number - keep),
+            )
+
+
+class SessionFileVersions:
+    """One session's rows of the file_versions table, as ``FileVersions`` keeps its log."""
+
+    def __init__(self, store: FileVersionsMixin, session_id: str) -> None:
+        self._store = store
+        self._session_id = session_id
+
+    def versions(self, realpath: str) -> list[tuple[int, str]]:
+        return self._store.file_versions(self._session_id, realpath)
+
+    def record(self, realpath: str, number: int, digest: str, keep: int) -> None:
+        self._store.record_file_version(self._session_id, realpath, number, digest, keep)

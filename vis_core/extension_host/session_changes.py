@@ -112,6 +112,7 @@ def _fork(
     store.append_many(_renamed(copied, row.id))
     # its settings too: a jail turned on for that session alone stays on in the fork
     store.copy_session_overrides(bounds.id, row.id)
+    store.copy_file_versions(source.id, row.id)  # the copied reads name them
     store.state_set(FORK_POINT_STATE, row.id, {"turn_id": last.id, "position": last.position})
     fresh = store.get_session(row.id)
     assert fresh is not None

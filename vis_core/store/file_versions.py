@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from vis_core.store.database import Database
+from vis_core.store.writer import StoreWriter, off_the_loop
 
 
 class FileVersionsMixin:
     """Read and add the numbers and digests of the versions a session's tools showed."""
 
     _db: Database
+    writer: StoreWriter
 
     def file_versions(self, session_id: str, path: str) -> list[tuple[int, str]]:
         """The numbers and digests issued for ``path`` in ``session_id``, oldest first."""
@@ -24,17 +26,36 @@ class FileVersionsMixin:
         self, session_id: str, path: str, number: int, digest: str, keep: int
     ) -> None:
         """Add version ``number`` of ``path``; those ``keep`` or more before it are dropped,
-        as the session no longer knows them."""
-        with self._db.write("record a file version") as conn:
-            conn.execute(
-                "INSERT OR REPLACE INTO file_versions (session_id, path, number, digest) "
-                "VALUES (?, ?, ?, ?)",
-                (session_id, path, number, digest),
-            )
-            conn.execute(
-                "DELETE FROM file_versions WHERE session_id = ? AND path = ? AND number <= ?",
-                (session_id, path, number - keep),
-            )
+        as the session no longer knows them (committed by the writer, see
+        :func:`off_the_loop`)."""
+
+        def write() -> None:
+            with self._db.write("record a file version") as conn:
+                conn.execute(
+                    "INSERT OR REPLACE INTO file_versions (session_id, path, number, digest) "
+                    "VALUES (?, ?, ?, ?)",
+                    (session_id, path, number, digest),
+                )
+                conn.execute(
+                    "DELETE FROM file_versions WHERE session_id = ? AND path = ? AND number <= ?",
+                    (session_id, path, number - keep),
+                )
+
+        off_the_loop(self.writer, "record a file version", write)
+
+    def copy_file_versions(self, source_id: str, target_id: str) -> None:
+        """Give a fork of ``source_id`` its versions: the transcript it copies names them, so
+        the fork numbers on from them (committed by the writer, see :func:`off_the_loop`)."""
+
+        def write() -> None:
+            with self._db.write("copy a session's file versions") as conn:
+                conn.execute(
+                    "INSERT OR REPLACE INTO file_versions (session_id, path, number, digest) "
+                    "SELECT ?, path, number, digest FROM file_versions WHERE session_id = ?",
+                    (target_id, source_id),
+                )
+
+        off_the_loop(self.writer, "copy a session's file versions", write)
 
 
 class SessionFileVersions:

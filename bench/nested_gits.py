@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from vis_core.host.nested_gits import MAX_GIT_FOLDERS, MAX_KNOWN_FOLDERS, SETTLED_NS, NestedGits
+from vis_core.system.nested_gits import MAX_GIT_FOLDERS, MAX_KNOWN_FOLDERS, SETTLED_NS, NestedGits
 
 
 def main(folders: list[str]) -> None:

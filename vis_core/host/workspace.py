@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vis_core.extension_host.environment import project_environment
-from vis_core.host.nested_gits import NestedGits
 from vis_core.paths import VisPaths, control_files_changed, project_fingerprint, trust_lapsed
 from vis_core.settings.service import SettingsService
 from vis_core.system.jail import home_warning
 from vis_core.system.lifetime import ChildLimits
+from vis_core.system.nested_gits import NestedGits
 from vis_core.welcome import jail_mode, jail_policy, jail_read_paths
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from vis_core.host.nested_gits import NestedGits
+from vis_core.system.nested_gits import NestedGits
 
 
 def folders(root: Path, prefix: str, count: int) -> None:

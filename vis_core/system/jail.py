@@ -14,6 +14,7 @@ from pathlib import Path
 
 from vis_core.paths import hard_link_problem, vis_folders
 from vis_core.small_files import small_text
+from vis_core.system.git_control import git_control
 from vis_core.system.jail_check import (
     SYSTEM_DIRS,
     JailUnavailable,
@@ -149,9 +150,10 @@ def _names_back(gitdir: Path, root: Path) -> bool:
 
 def is_protected(path: Path, workspace: Path, *, home_writable: bool = False) -> bool:
     """Whether ``path`` (resolved) is or lies in a project-control file of a folder between
-    ``workspace`` and ``path`` (any ``.git``), in Vis's runtime, or in a dot entry (or ``~/bin``)
-    of the home folder when the workspace holds home (unless ``home_writable``): what the
-    jail keeps read-only."""
+    ``workspace`` and ``path`` (any ``.git``), in a hooks folder or config file a repository's
+    configuration names (:func:`git_control`, as last looked), in Vis's runtime, or in a dot
+    entry (or ``~/bin``) of the home folder when the workspace holds home (unless
+    ``home_writable``): what the jail keeps read-only."""
     root = Path(workspace).resolve()
     try:
         parts = path.relative_to(root).parts
@@ -160,6 +162,8 @@ def is_protected(path: Path, workspace: Path, *, home_writable: bool = False) ->
     for name in parts:
         if name in PROTECTED_NAMES or name.startswith(PROTECTED_PREFIX):
             return True
+    if _under(path, git_control(root, look=False).existing):  # hooks, included config
+        return True
     if _under(path, vis_runtime()):  # Vis's own code, e.g. a virtualenv in the workspace
         return True
     home = Path.home().resolve()
@@ -249,9 +253,10 @@ def jail_argv(
     (``~/.bashrc``, ``~/.ssh``, ``~/.config``); ``read_only`` paths and Vis's runtime
     (:func:`vis_runtime`) where it lies in a writable folder are read-only, also where they
     lie inside the workspace; the project-control files (``.vis/``, ``vis.yml``, ``.env*``,
-    the whole ``.git``) stay read-only; Vis's own folders (VIS_HOME, wherever it lies) are
-    replaced by empty tmpfs mounts of 1 MiB, in which the
-    ``shown_in_vis`` folders (a session's saved outputs) are shown read-only; then
+    the whole ``.git``), every repository's git folder in the workspace and the hooks and
+    config files their configuration names there (:func:`git_control`) stay read-only; Vis's
+    own folders (VIS_HOME, wherever it lies) are replaced by empty tmpfs mounts of 1 MiB, in
+    which the ``shown_in_vis`` folders (a session's saved outputs) are shown read-only; then
     ``read_write`` grants are bound read-write. ``workspace_read_only`` (plan mode): the
     workspace, home's entries and the grants are all bound read-only; only the private
     ``/tmp`` and home tmpfs take writes.
@@ -315,6 +320,15 @@ def jail_argv(
         args += ["--ro-bind", str(home), str(home)]  # the person may allow them
         args += [arg for entry in _home_entries(home) for arg in ("--bind", entry, entry)]
     protected = {folder: protected_files(folder) for folder in sorted(folders)}
+    # every other repository of the workspace, and the hooks and config files git takes there
+    control = git_control(root)
+    protected[root] = [*protected.get(root, []), *control.existing]
+    if not control.complete:
+        log.warning(
+            "%s holds more folders than one look for git repositories lists: a repository "
+            "in a folder not looked in yet keeps a writable .git in this jail",
+            root,
+        )
     # the folders on the way to a protected path (a .git file's gitdir in a subfolder) are
     # pinned too: a block running meanwhile cannot swap one for a link before bwrap binds it
     guarded = [path.resolve() for paths in protected.values() for path in paths]

@@ -49,14 +49,22 @@ class NestedGits:
     ``known``) at one ``lstat``, and lists at most ``limit`` of them: those changed since
     they were listed, or new, the one waiting longest first, then the shallowest. So folders
     made earlier, however many, do not hold back one that a later block changes, and one
-    left waiting is listed before those changed after it."""
+    left waiting is listed before those changed after it. ``enter``: a folder holding a
+    ``.git`` is entered too (the jail's look: a submodule of a nested clone is a repository
+    the person's git runs in as well); a bare repository never is."""
 
     def __init__(
-        self, root: Path, limit: int = MAX_GIT_FOLDERS, known: int = MAX_KNOWN_FOLDERS
+        self,
+        root: Path,
+        limit: int = MAX_GIT_FOLDERS,
+        known: int = MAX_KNOWN_FOLDERS,
+        *,
+        enter: bool = False,
     ) -> None:
         self.root = root
         self.limit = limit
         self.known_limit = known
+        self.enter = enter
         self._base = str(root).rstrip("/") or "/"
         real = Path(os.path.realpath(root))
         own = (Path(os.path.realpath(folder)) for folder in vis_folders())
@@ -70,6 +78,7 @@ class NestedGits:
         self._started = time.time_ns() - COARSE_NS  # what changed since is the session's
         self.told: set[Path] | None = None  # none looked for yet: nothing listed at start
         self.last_listed = 0  # folders the last look listed
+        self.waiting = 0  # folders the last look left to list (past ``limit``), about
         self.full = False  # a folder made during the session was left out (past ``known``)
 
     @property
@@ -137,7 +146,7 @@ class NestedGits:
                 self._forget(parts)
                 continue
             folder.entered = not parts or not (
-                ".git" in folder.marks or self._bare_in(parts, folder)
+                (".git" in folder.marks and not self.enter) or self._bare_in(parts, folder)
             )
             if not folder.entered:
                 continue  # a repository of its own
@@ -151,6 +160,7 @@ class NestedGits:
                 self._known[inner] = _Folder(f"{folder.path}/{name}", folder, due=self._looks)
                 heapq.heappush(waiting, (self._looks, len(inner), inner))
         self.last_listed = listed
+        self.waiting = len(waiting)
         return self._found()
 
     def _forget(self, parts: Parts) -> None:

@@ -1,0 +1,111 @@
+"""What the person's own git runs from the workspace stays out of a jailed
+block's reach: the ``.git`` of every repository in it (a nested clone's, a ``.git`` file's),
+the hooks folder and config files git's configuration names there (husky's
+``core.hooksPath``, an ``include.path``); one that cannot be kept read-only before it exists
+is told once a block makes it."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .hostile import BWRAP_PROBLEM, git, make_repo, run_blocks
+
+pytestmark = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=BWRAP_PROBLEM or "")
+
+WRITE = """
+import os
+for path in {paths!r}:
+    try:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        with open(path, "a") as file:
+            file.write({text!r})
+        os.chmod(path, 0o755)
+        print("wrote", path)
+    except OSError as exc:
+        print("refused", path, exc.strerror)
+"""
+
+
+def write_block(paths: list[str], text: str) -> str:
+    return WRITE.format(paths=paths, text=text)
+
+
+def notices(events: list[object]) -> list[str]:
+    return [str(getattr(e, "text", "")) for e in events if type(e).__name__ == "Notification"]
+
+
+async def test_the_git_of_every_repository_in_the_workspace_is_read_only(
+    tmp_path: Path, vis_home: Path
+) -> None:
+    """vendor/lib, a clone inside the workspace, and vendor/other, whose ``.git`` file names a
+    git folder elsewhere in the workspace: a block wrote vendor/lib's ``core.fsmonitor`` and
+    a hook, which the person's ``git status`` ran on the host. Both ``.git`` (and the git
+    folder the file names) are read-only now, and that ``git status`` runs nothing."""
+    workspace = tmp_path / "ws"
+    (workspace / "vendor").mkdir(parents=True)
+    (workspace / "store").mkdir()
+    git(workspace, "init", "-q")
+    (workspace / "vendor" / "lib").mkdir()
+    lib = make_repo(workspace / "vendor" / "lib")
+    other = workspace / "vendor" / "other"
+    git(workspace, "init", "-q", f"--separate-git-dir={workspace / 'store' / 'other'}", str(other))
+    (vis_home / "config.toml").write_text("jail = true\n")
+    pwned = tmp_path / "pwned"
+    monitor = f'[core]\n\tfsmonitor = "touch {pwned}; false"\n'
+    paths = [
+        "vendor/lib/.git/config",
+        "vendor/lib/.git/hooks/post-checkout",
+        "vendor/other/.git",
+        "store/other/config",
+    ]
+    (block,) = (await run_blocks(workspace, tmp_path, write_block(paths, monitor))).blocks
+    assert block.error is None, block.error
+    for path in paths:
+        assert f"refused {path} Read-only file system" in block.stdout, block.stdout
+    subprocess.run(["git", "status"], cwd=lib, check=True, capture_output=True)
+    subprocess.run(["git", "status"], cwd=other, check=True, capture_output=True)
+    assert not pwned.exists()
+
+
+async def test_hooks_and_config_files_git_takes_from_the_workspace_are_read_only(
+    tmp_path: Path, vis_home: Path
+) -> None:
+    """husky's ``core.hooksPath = .husky/_`` (its callers there run ``.husky/<hook>``) and an
+    ``include.path`` of the workspace: a block rewrote ``.husky/pre-commit``, made
+    ``.husky/post-checkout`` and set ``core.fsmonitor`` in the included file, and the
+    person's next commit ran them. They are read-only now, also to the host-side ``patch``
+    tool; an included file that does not exist yet is told once a block makes it."""
+    (tmp_path / "ws").mkdir()
+    workspace = make_repo(tmp_path / "ws")
+    (workspace / ".husky" / "_").mkdir(parents=True)
+    (workspace / ".husky" / "pre-commit").write_text("npm test\n")
+    (workspace / ".gitconfig.local").write_text("[user]\n\tname = Ada\n")
+    git(workspace, "config", "core.hooksPath", ".husky/_")
+    git(workspace, "config", "include.path", "../.gitconfig.local")
+    git(workspace, "config", "includeIf.onbranch:main.path", "../later.gitconfig")
+    (vis_home / "config.toml").write_text("jail = true\n")
+    paths = [".husky/pre-commit", ".husky/post-checkout", ".husky/_/h", ".gitconfig.local"]
+    patch = (
+        "try:\n"
+        "    await patch('.husky/pre-commit', 0, 'id\\n')\n"
+        "except Exception as exc:\n"
+        "    print('patch refused:', exc)\n"
+    )
+    outcome = await run_blocks(
+        workspace,
+        tmp_path,
+        write_block(paths, "[core]\n\tfsmonitor = touch /tmp/x\n"),
+        patch,
+        write_block(["later.gitconfig"], "[core]\n\tfsmonitor = touch /tmp/x\n"),
+    )
+    first, second, third = outcome.blocks
+    for path in paths:
+        assert f"refused {path} Read-only file system" in first.stdout, first.stdout
+    assert "patch refused:" in second.stdout and "read-only" in second.stdout, second.stdout
+    assert (workspace / ".husky" / "pre-commit").read_text() == "npm test\n"
+    assert "wrote later.gitconfig" in third.stdout, third.stdout
+    told = [n for n in notices(outcome.events) if "later.gitconfig appeared" in n]
+    assert len(told) == 1 and "include.path or core.hooksPath" in told[0], notices(outcome.events)

@@ -1,8 +1,8 @@
-"""What the person's own git runs from the workspace stays out of a jailed
+"""What the person's own git (and other agents) run from the workspace stays out of a jailed
 block's reach: the ``.git`` of every repository in it (a nested clone's, a ``.git`` file's),
 the hooks folder and config files git's configuration names there (husky's
-``core.hooksPath``, an ``include.path``); one that cannot be kept read-only before it exists
-is told once a block makes it."""
+``core.hooksPath``, an ``include.path``), and other agents' settings; one that cannot be kept
+read-only before it exists is told once a block makes it."""
 
 from __future__ import annotations
 
@@ -109,3 +109,27 @@ async def test_hooks_and_config_files_git_takes_from_the_workspace_are_read_only
     assert "wrote later.gitconfig" in third.stdout, third.stdout
     told = [n for n in notices(outcome.events) if "later.gitconfig appeared" in n]
     assert len(told) == 1 and "include.path or core.hooksPath" in told[0], notices(outcome.events)
+
+
+async def test_other_agents_settings_are_read_only_or_told_when_made(
+    tmp_path: Path, vis_home: Path
+) -> None:
+    """A block made ``.claude/settings.json`` (a SessionStart hook Claude Code runs) in a
+    workspace without ``.claude/``, unseen. Existing ``.cursor/`` and ``.mcp.json`` are
+    read-only; the ``.claude/`` a block makes is told, and no placeholder is left where
+    there was none."""
+    workspace = tmp_path / "ws"
+    (workspace / ".cursor").mkdir(parents=True)
+    (workspace / ".mcp.json").write_text("{}\n")
+    (vis_home / "config.toml").write_text("jail = true\n")
+    hook = '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "id"}]}]}}'
+    paths = [".cursor/mcp.json", ".mcp.json", ".claude/settings.json"]
+    outcome = await run_blocks(workspace, tmp_path, write_block(paths, hook))
+    (block,) = outcome.blocks
+    assert "refused .cursor/mcp.json Read-only file system" in block.stdout, block.stdout
+    assert "refused .mcp.json Read-only file system" in block.stdout, block.stdout
+    assert "wrote .claude/settings.json" in block.stdout, block.stdout
+    told = [n for n in notices(outcome.events) if "appeared during this session" in n]
+    assert len(told) == 1 and f"{workspace.resolve() / '.claude'} appeared" in told[0], told
+    assert "Claude Code" in told[0]
+    assert not (workspace / ".gemini").exists() and not (workspace / ".codex").exists()

@@ -44,8 +44,8 @@ def made_repositories(names: Sequence[str], roots: Sequence[Path]) -> dict[str, 
 
 def among_control_files(names: Sequence[str]) -> list[str]:
     """Those of ``names`` the jail keeps read-only besides ``.git`` (``.vis/``, ``vis.yml``,
-    ``.env*``, ``.agents/``, ``.claude/``, at any depth, case-insensitively): what decides
-    how Vis, or another agent, runs the project."""
+    ``.env*``, other agents' settings such as ``.claude/``, at any depth, case-insensitively):
+    what decides how Vis, or another agent, runs the project."""
     guarded = {name.casefold() for name in PROTECTED_NAMES} - {".git"}
     return [
         n

@@ -11,7 +11,7 @@ from vis_core.extension_host.environment import project_environment
 from vis_core.paths import VisPaths, control_files_changed, project_fingerprint, trust_lapsed
 from vis_core.settings.service import SettingsService
 from vis_core.system.git_control import git_control
-from vis_core.system.jail import home_warning
+from vis_core.system.jail import TOLD_WHEN_MADE, home_warning
 from vis_core.system.lifetime import ChildLimits
 from vis_core.system.nested_gits import NestedGits
 from vis_core.welcome import jail_mode, jail_policy, jail_read_paths
@@ -20,6 +20,11 @@ _GIT_NAMES = (
     "The git configuration of a repository here names it (include.path or core.hooksPath): "
     "your git reads it as configuration or runs the hooks in it, which can run programs "
     "(core.fsmonitor, hooks). Read it before you run git here, or remove it"
+)
+_AGENTS_READ = (
+    "Other coding agents and editors (Claude Code, Cursor, Gemini CLI, Codex, VS Code) read "
+    "it when you open this folder with them, and it can run commands (hooks, MCP servers, "
+    "tasks). Read it before you do, or remove it"
 )
 
 
@@ -62,9 +67,17 @@ class Workspace:
             if not os.path.lexists(folder / name)
         }
         self._no_git = {path for path in self._absent if path.name == ".git"}
-        # what git runs that the jail cannot keep read-only before it exists: the hooks
-        # folders and config files git's configuration names in the workspace
-        self._absent_elsewhere = {path: _GIT_NAMES for path in git_control(root).absent}
+        # what other programs run that the jail cannot keep read-only before it exists: the
+        # hooks folders and config files git's configuration names, other agents' settings
+        self._absent_elsewhere = {
+            **{path: _GIT_NAMES for path in git_control(root).absent},
+            **{
+                folder / name: _AGENTS_READ
+                for folder in {root, self.project_root}
+                for name in TOLD_WHEN_MADE
+                if not os.path.lexists(folder / name)
+            },
+        }
         self._nested_gits = NestedGits(root)  # those in subfolders: nested clones at start
         self._told_full = False  # that the look for them was left incomplete
         self._checking = threading.Lock()
@@ -110,8 +123,9 @@ class Workspace:
         workspace or project folder, or a git repository (a ``.git``, or a folder git takes
         as a bare repository) in the workspace's folders (:class:`NestedGits`, and once that
         it left folders made during the session out), or a hooks folder or config file git's
-        configuration names that was not there at the start: the person's git, or trusting
-        the project, would run what it names."""
+        configuration names, or another agent's settings (``.claude/``, ``.mcp.json``…),
+        that were not there at the start: the person's git, another agent, or trusting the
+        project, would run what it names."""
         gits = [path for path in sorted(self._absent) if path.name == ".git"]
         gits = [path for path in gits if os.path.lexists(path)]
         found = self._nested_gits.new()

@@ -27,11 +27,17 @@ from vis_core.system.network_bridge import JAIL_SOCKET_DIR
 
 log = logging.getLogger(__name__)
 
+# Other agents' settings: skills a trusted project's sessions read (``.agents``, ``.claude``),
+# hooks and MCP servers other agents run (``.mcp.json``: Claude Code's servers).
+OTHER_AGENTS = (".agents", ".claude", ".cursor", ".gemini", ".codex", ".mcp.json")
 # What decides whether and how the project's code runs: read-only inside the jail.
-# ``.agents``/``.claude`` hold skills a trusted project's sessions read and other agents'
-# settings (hooks that run commands): read-only as well.
-PROTECTED_NAMES = (".vis", "vis.yml", ".git", ".agents", ".claude")
+PROTECTED_NAMES = (".vis", "vis.yml", ".git", *OTHER_AGENTS)
 PROTECTED_PREFIX = ".env"
+# bubblewrap can keep a name read-only only once it exists, and an empty placeholder in every
+# workspace would be litter (an empty ``.vis`` already makes a folder a project root), so one
+# of these a block makes is told instead. ``.vscode/`` itself stays writable: its settings and
+# launch files are the model's to edit, and VS Code asks before running a folder's tasks.
+TOLD_WHEN_MADE = (*OTHER_AGENTS, ".vscode/tasks.json")
 # Folders of home that start programs although their names have no dot (~/bin is on PATH).
 HOME_READ_ONLY = ("bin",)
 # Vis's own packages: read-only in the jail wherever they lie (also inside the workspace).

@@ -180,8 +180,8 @@ class ToolContext:
             raise PermissionError(
                 f"{tool}: {text} controls how Vis or the person's programs run (.vis/, "
                 "vis.yml, .env*, any .git, the hooks and config files git takes from the "
-                "workspace, Vis's own code, home's dot files); the jail keeps it read-only. "
-                "Ask the person to change it."
+                "workspace, other agents' settings, Vis's own code, home's dot files); the "
+                "jail keeps it read-only. Ask the person to change it."
             )
 
     def saved_output(self, target: Path, tool: str) -> Path | None:

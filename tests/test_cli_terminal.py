@@ -114,7 +114,7 @@ def test_vis_run_answer_load_errors_and_file_names_inert(
         else:
             assert "The answer: deploy \\x1b]52;c;SGVsbG8=\\x07 now \\x1b[2J\\x9b2J" in done.stdout
             assert "<U+202E>yp.evil" in done.stdout
-            assert "Read file · <U+202E>txt.exe" in done.stdout  # the file name, inert
+            assert "Read file · \\u202etxt.exe" in done.stdout  # the file name, as in a name
 
 
 def _on_a_terminal(*args: str, cwd: Path, vis_home: Path) -> str:
@@ -279,3 +279,35 @@ def test_vis_run_keeps_a_file_name_with_line_breaks_on_its_line(
     # the summary's breaks were spaces already (the todo's text is folded); the rest shows
     assert "✓ Add todo · #1 milk ✓ Run command · exit 0 \\u200b" in shown.splitlines()
     assert not {"\r", "\t", "\u2028", "\u2029", "\x85", "\u200b"} & set(shown), shown
+
+
+def test_vis_run_shows_invisible_characters_in_names_and_answers(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    """A block's ``setup\\u200c.py`` (a zero-width non-joiner) and ``README\\U000e0020.md``
+    (a tag character) showed as ``+ setup.py`` and ``+ README.md`` beside the real
+    ``setup.py``, and a zero-width space or tag characters in the answer reached the terminal
+    raw (``rm`` and a hidden `` -rf``). A name shows every such character as its escape; the
+    answer shows them by name, but keeps the joiner and variation selector of 👩‍💻 and ❤️."""
+    names = ["setup.py", "setup\u200c.py", "README\U000e0020.md"]
+    code = "".join(f"open({name!r}, 'w').close()\n" for name in names)
+    hidden = "".join(chr(0xE0000 + ord(c)) for c in " -rf")
+    answer = f"Run rm{hidden} now\u200b, 👩\u200d💻 \u2764\ufe0f"
+    shown = _run_with_tools(workspace, vis_home, tmp_path, [{"code": code}, {"text": answer}])
+    (line,) = [line for line in shown.splitlines() if line.startswith("✓ python")]
+    for escaped in ("setup.py", "setup\\u200c.py", "README\\U000e0020.md"):
+        assert f"+ {escaped}" in line, shown
+    assert (
+        "Run rm<U+E0020><U+E002D><U+E0072><U+E0066> now<U+200B>, 👩\u200d💻 \u2764\ufe0f" in shown
+    )
+    assert not {"\u200b", "\u200c", "\U000e0020"} & set(shown), shown
+
+
+def test_terminal_json_escapes_hidden_characters_as_the_same_value() -> None:
+    """A tag character in JSON output is escaped as its surrogate pair: the same string."""
+    from vis_core.terminal import terminal_json
+
+    value = {"text": "rm\U000e0020\U000e002d \u200b \u202e 👩\u200d💻"}
+    shown = terminal_json(json.dumps(value, ensure_ascii=False))
+    assert json.loads(shown) == value
+    assert "\\udb40\\udc20" in shown and "\\u200b" in shown and "👩\u200d💻" in shown

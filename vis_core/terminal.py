@@ -2,17 +2,20 @@
 
 Model text, tool output, file names and extension text are untrusted: an ESC sequence in them
 could write the clipboard (OSC 52), retitle the window, clear the screen or plant a hyperlink,
-and a bidi control (U+202E, right-to-left override) could make ``evil.py`` read as another
-name. The CLI commands write through :class:`TerminalWriter`, so what Vis did not write itself
-reaches the terminal as visible text.
+a bidi control (U+202E, right-to-left override) could make ``evil.py`` read as another name,
+and tag characters (U+E0020…) could hide text no one sees. The CLI commands write through
+:class:`TerminalWriter`, so what Vis did not write itself reaches the terminal as visible text.
 """
 
 from __future__ import annotations
 
 import io
+import re
 import sys
 from collections.abc import Callable
 from typing import Any, TextIO
+
+from vis_core.model.invisible import HIDDEN_IN_PROSE
 
 # C0 controls but tab and newline, DEL, and the C1 controls (8-bit CSI, OSC …) become visible.
 CONTROL_TABLE: dict[int, str] = {
@@ -21,19 +24,30 @@ CONTROL_TABLE: dict[int, str] = {
     if code not in (0x09, 0x0A)
 }
 CONTROL_TABLE[0x0D] = ""  # a carriage return would let text overwrite its own line
-# Bidi controls: embeddings, overrides and isolates, the marks, the Arabic letter mark.
-BIDI = (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)
-CONTROL_TABLE.update({code: f"<U+{code:04X}>" for code in BIDI})
-# JSON escapes C0 itself; C1 and bidi characters are valid in JSON strings, so they (and
-# DEL) are escaped here, as JSON escapes.
-_JSON_TABLE = {code: f"\\u{code:04x}" for code in (0x7F, *range(0x80, 0xA0), *BIDI)}
+# Bidi controls and the characters that draw as nothing (but the joiners and variation
+# selectors emoji and some scripts need) are shown by name.
+CONTROL_TABLE.update({code: f"<U+{code:04X}>" for code in HIDDEN_IN_PROSE})
+
+
+def _json_escape(code: int) -> str:
+    """``code`` as a JSON escape: a character past U+FFFF as its UTF-16 surrogate pair."""
+    units = chr(code).encode("utf-16-be")
+    return "".join(f"\\u{units[i]:02x}{units[i + 1]:02x}" for i in range(0, len(units), 2))
+
+
+# JSON escapes C0 itself; DEL, C1 and the hidden characters are valid in JSON strings, so they
+# are escaped here, as JSON escapes.
+_JSON_TABLE = {code: _json_escape(code) for code in (0x7F, *range(0x80, 0xA0), *HIDDEN_IN_PROSE)}
+# Any character terminal_json changes (to find the few places in a long JSON text).
+JSON_UNSAFE = re.compile("[" + "".join(map(chr, sorted(_JSON_TABLE))) + "]")
 
 
 def terminal_text(text: str) -> str:
     """``text`` safe to write to a terminal: every control character but tab and newline is
-    shown as ``\\xNN`` (carriage returns are dropped), a bidi control as ``<U+202E>``, a
-    lone surrogate (a ``\\ud800`` escape in a server's JSON) as ``\\ud800``: writing it
-    would fail, and lose the rest."""
+    shown as ``\\xNN`` (carriage returns are dropped), a bidi control or a character that
+    draws as nothing as ``<U+202E>``, ``<U+E0020>`` (:data:`HIDDEN_IN_PROSE`), a lone
+    surrogate (a ``\\ud800`` escape in a server's JSON) as ``\\ud800``: writing it would
+    fail, and lose the rest."""
     text = text.translate(CONTROL_TABLE)
     if text.isascii():
         return text
@@ -45,8 +59,8 @@ def terminal_text(text: str) -> str:
 
 
 def terminal_json(line: str) -> str:
-    """A JSON text safe for a terminal: C1 and bidi controls inside its strings become
-    ``\\u00NN`` escapes (the same JSON value)."""
+    """A JSON text safe for a terminal: C1 controls, bidi controls and hidden characters
+    inside its strings become ``\\u00NN`` escapes (the same JSON value)."""
     return line.translate(_JSON_TABLE)
 
 

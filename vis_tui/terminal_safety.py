@@ -5,20 +5,22 @@ from the text they are given, but let ESC through, so model text, tool output, f
 extension text could write the clipboard (OSC 52), retitle the window or clear the screen.
 :func:`install` widens their tables once per process: every other C0/C1 control character is
 replaced by its one-character visible picture (``␛`` for ESC), and so is every bidi control
-(U+202E…), so spans keep their offsets.
+(U+202E…) and character that draws as nothing (tag characters, zero-width spaces, as the CLI
+shows them: :data:`vis_core.model.invisible.HIDDEN_IN_PROSE`), so spans keep their offsets.
 """
 
 from __future__ import annotations
+
+from vis_core.model.invisible import HIDDEN_IN_PROSE
 
 KEPT = frozenset({0x09, 0x0A})  # tab and newline are layout, not control sequences
 _PICTURES = {
     **{code: chr(0x2400 + code) for code in range(0x20)},
     0x7F: "\u2421",
     **{code: "\ufffd" for code in range(0x80, 0xA0)},
-    # bidi controls (embeddings, overrides, isolates, marks): ``evil\u202etxt.exe`` would
-    # draw as ``evilexe.txt``; shown, as the CLI shows them, not applied
-    **{code: "\ufffd" for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))},
-    **{code: "\ufffd" for code in (0x200E, 0x200F, 0x061C)},
+    # bidi controls: ``evil\u202etxt.exe`` would draw as ``evilexe.txt``; and ``rm`` with a
+    # hidden `` -rf`` in tag characters as ``rm``: shown, as the CLI shows them, not applied
+    **{code: "\ufffd" for code in HIDDEN_IN_PROSE},
 }
 
 

@@ -260,6 +260,25 @@ async def test_a_file_name_with_line_breaks_stays_on_its_line(
         assert not [line for line in opened if line.lstrip().startswith("name.txt")], opened
 
 
+async def test_a_file_name_with_an_invisible_character_shows_it(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """``setup\\u200c.py`` (a zero-width non-joiner) and ``README\\U000e0020.md`` (a tag
+    character) drew as ``setup.py`` and ``README.md`` beside the real ones: every character
+    that draws as nothing shows as its escape in a name, the joiners too."""
+    names = ["setup.py", "setup\u200c.py", "README\U000e0020.md", "a\u200d\ufe0f.txt"]
+    code = "".join(f"open({name!r}, 'w').close()\n" for name in names)
+    script = write_script(tmp_path, [{"code": code}, {"text": "Wrote them."}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"write", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Wrote them.")
+        shown = _drawn(app, "write").splitlines()
+        for name in ("setup.py", "setup\\u200c.py", "README\\U000e0020.md", "a\\u200d\\ufe0f.txt"):
+            assert f"     + {name}  created" in shown, shown
+
+
 async def test_an_opened_blocks_long_code_line_goes_on_under_a_mark(
     workspace: Path, tmp_path: Path
 ) -> None:

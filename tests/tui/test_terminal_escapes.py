@@ -73,6 +73,23 @@ def test_bidi_controls_are_shown_not_applied() -> None:
             assert chr(code) not in plain and len(plain) == len(name), hex(code)
 
 
+def test_invisible_characters_are_shown_but_emoji_keep_their_joiners() -> None:
+    """Tag characters hid text in the app (``rm`` and `` -rf`` spelt in U+E0020…), and a
+    zero-width space split a word no one saw: each character that draws as nothing is drawn
+    as a visible picture of the same length, but the zero-width joiner and the variation
+    selectors inside emoji (👩‍💻, ❤️) stay."""
+    from rich.text import Text
+    from textual.content import Content
+
+    hidden = "rm" + "".join(chr(0xE0000 + ord(c)) for c in " -rf")
+    for text in (hidden, "zero\u200bwidth", "soft\u00adhyphen", "word\u2060joiner", "\u3164"):
+        for plain in (Content(text).plain, Text(text).plain):
+            kept = [c for c in text if not c.isascii() and c in plain]
+            assert not kept and len(plain) == len(text), repr(plain)
+    for emoji in ("👩\u200d💻", "\u2764\ufe0f"):
+        assert Content(emoji).plain == emoji and Text(emoji).plain == emoji
+
+
 def _links(app: VisApp) -> set[str]:
     """Every hyperlink the screen's widgets hand the terminal."""
     links = set()

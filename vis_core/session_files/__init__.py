@@ -33,7 +33,7 @@ from vis_core.store.stored_session import (
     snapshot_head,
 )
 from vis_core.system.redaction import Redactor, log_redactors
-from vis_core.terminal import terminal_json, terminal_text
+from vis_core.terminal import JSON_UNSAFE, terminal_json, terminal_text
 from vis_core.tools.display import plural
 
 if TYPE_CHECKING:
@@ -445,12 +445,9 @@ def _json(store: Store, row: SessionRow, redactors: list[Redactor]) -> str:
     return opening + ',"events":[\n' + ",\n".join(lines) + "\n]}\n"
 
 
-_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
 def _terminal_json(text: str) -> str:
     """:func:`terminal_json` of a JSON text: only the few places that need it are changed."""
-    return _UNSAFE_IN_JSON.sub(lambda m: terminal_json(m.group()), text)
+    return JSON_UNSAFE.sub(lambda m: terminal_json(m.group()), text)
 
 
 def _redacted(value: Any, redactors: list[Redactor]) -> Any:

@@ -20,7 +20,7 @@ from textual.screen import Screen
 from vis_core.frontend import check_in_background, open_browser, welcome_facts
 from vis_tui.block_context import DEFAULT_PACING, AnswerPacing
 from vis_tui.collector import CHECK_EVERY, IdleCollector, resume_after_start
-from vis_tui.editor import NO_EDITOR, editor_command, resolve, run_editor
+from vis_tui.editor import NO_EDITOR, editor_command, resolve, run_editor, workspace_file
 from vis_tui.links import opens
 from vis_tui.messages import CommandActionRequested
 from vis_tui.screens.main import MainScreen
@@ -470,13 +470,17 @@ class VisApp(App[int]):
 
     def action_open_link(self, url: str) -> None:
         """A web or mail address opens in the browser; any other address with a scheme is
-        not opened (said so); a path opens in the editor."""
+        not opened (said so); a path opens in the editor when it lies in the workspace."""
         if opens(url):
             self.open_url(url)
         elif "://" in url or ":" in url.split("/", 1)[0]:
             self.notify(f"Not opened: {url} (only web and mail links open)", markup=False)
+        elif (target := workspace_file(url, Path(self.options.workspace))) is None:
+            self.notify(
+                f"Not opened: {url} (a link opens only a file in the workspace)", markup=False
+            )
         else:
-            self.action_open_path(url)
+            self.action_open_path(str(target))
 
     def on_open_path(self, message: OpenPath) -> None:
         self.action_open_path(message.path)

@@ -27,8 +27,21 @@ def editor_command(path: Path, environ: dict[str, str] | None = None) -> list[st
 
 
 def resolve(path: str, workspace: Path) -> Path:
+    """``path`` of one of Vis's own chips (a saved output, an attachment): ``~`` expanded,
+    relative to the workspace."""
     candidate = Path(path).expanduser()
     return candidate if candidate.is_absolute() else workspace / candidate
+
+
+def workspace_file(path: str, workspace: Path) -> Path | None:
+    """The file a link's ``path`` names (a model's ``[the diff](src/a.py)``) when it lies in
+    the workspace, links followed; else None: a link never opens ``~/.ssh/config`` or
+    ``../../etc/hosts`` in the editor."""
+    if path.startswith("~"):  # a home folder's, not a workspace folder named ``~``
+        return None
+    root = workspace.resolve()
+    target = (root / path).resolve()  # an absolute path replaces the root
+    return target if target.is_relative_to(root) else None
 
 
 def run_editor(command: list[str]) -> str | None:

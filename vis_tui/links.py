@@ -2,10 +2,13 @@
 
 A link's address comes from model text, tools or MCP servers. Any other scheme (``file:``,
 ``javascript:``, an editor's or a chat app's handler) would hand an address someone else chose
-to whatever program the system registered for it, one click away."""
+to whatever program the system registered for it, one click away. And a link's text can
+name another address than the one it opens (``[https://github.com/x](https://evil.example)``):
+:func:`disguises` tells when its address must be shown beside it."""
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
 SAFE_LINK_SCHEMES = ("http", "https", "mailto")
@@ -18,3 +21,25 @@ def opens(url: str) -> bool:
     except ValueError:  # a malformed address (an unclosed IPv6 bracket)
         return False
     return scheme in SAFE_LINK_SCHEMES
+
+
+# A text that reads as an address: an optional scheme, an optional user (mail), a dotted host
+# name, an optional port, path, query or fragment; one word.
+_ADDRESS = re.compile(
+    r"(?:[a-z][a-z0-9+.-]*:(?://)?)?(?:[^\s@/]+@)?[\w-]+(?:\.[\w-]+)+(?::\d+)?(?:[/?#]\S*)?",
+    re.IGNORECASE,
+)
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:(?://)?", re.IGNORECASE)
+
+
+def disguises(text: str, url: str) -> bool:
+    """Whether a link's ``text`` reads as an address other than its ``url`` (the scheme,
+    a ``www.`` and a closing ``/`` aside): ``[github.com/x](https://evil.example/x)`` does,
+    ``[github.com/x](https://github.com/x)`` and ``[the docs](https://evil.example)`` do not."""
+    said = text.strip()
+    return _ADDRESS.fullmatch(said) is not None and _bare(said) != _bare(url)
+
+
+def _bare(address: str) -> str:
+    bare = _SCHEME.sub("", address.strip()).casefold().rstrip("/")
+    return bare.removeprefix("www.")

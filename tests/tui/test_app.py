@@ -63,6 +63,31 @@ async def test_a_pressed_path_runs_the_editor(
         assert len(log.read_text().splitlines()) == 1  # no editor: a note instead of a crash
 
 
+async def test_a_link_opens_only_a_file_in_the_workspace(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model's ``[the diff](~/.ssh/config)`` opened that file in the editor (``~`` was
+    expanded, and any path outside the workspace taken): a link now opens only a file in the
+    workspace, links followed, and says why it opens no other."""
+    editor, log = _editor(tmp_path)
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", str(editor))
+    (workspace / "src").mkdir(exist_ok=True)
+    (workspace / "src" / "a.py").write_text("x = 1\n", encoding="utf-8")
+    (workspace / "out").symlink_to(tmp_path)
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        refused = ("~/.ssh/config", "../outside.txt", "/etc/hosts", "out/fake-editor.sh")
+        for link in (*refused, "src/a.py"):
+            app.action_open_link(link)
+        await until(pilot, lambda: log.exists() and len(app._notifications) == len(refused))
+        assert log.read_text().split() == [str((workspace / "src" / "a.py").resolve())]
+        told = [n.message for n in app._notifications]
+        for link in refused:
+            assert f"Not opened: {link} (a link opens only a file in the workspace)" in told
+
+
 async def test_copy_last_answer_activity_and_transcript(workspace: Path, tmp_path: Path) -> None:
     app = vis_app(workspace, write_script(tmp_path, [{"text": "The **answer**."}]))
     async with app.run_test(size=(100, 40)) as pilot:

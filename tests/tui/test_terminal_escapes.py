@@ -128,6 +128,40 @@ async def test_only_web_and_mail_links_reach_the_terminal_as_links(
         assert opened == ["https://example.com/docs"]
 
 
+async def test_a_link_whose_text_reads_as_another_address_shows_its_address(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """``[https://github.com/x](https://evil.example/x)`` drew as ``https://github.com/x``
+    alone, in an answer, a Markdown block and an Activity's summary: the real address now
+    follows such a link. A link whose text is its address, or no address, is drawn as was."""
+    from textual.widgets import Markdown
+
+    from vis_core.model.activity import ActivityMarkdown
+    from vis_tui.widgets.blocks import BlockContext
+    from vis_tui.widgets.blocks.text import markdown_block
+    from vis_tui.widgets.inline import inline_markdown
+
+    answer = (
+        "See [https://github.com/x](https://evil.example/x), [github.com/y](https://github.com/y)"
+        " and [the docs](https://example.com/docs) or [a@example.com](mailto:b@evil.example)."
+    )
+    app = vis_app(workspace, write_script(tmp_path, [{"text": answer}]))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"go", "enter")
+        await until(pilot, lambda: "the docs" in _painted(app))
+        block = markdown_block(ActivityMarkdown(answer), BlockContext())
+        assert isinstance(block, Markdown)
+        await app.main.mount(block)
+        await until(pilot, lambda: _painted(app).count("the docs") == 2)
+        painted = _painted(app)
+        assert painted.count("https://github.com/x (https://evil.example/x)") == 2, painted
+        assert painted.count("a@example.com (mailto:b@evil.example)") == 2
+        assert "github.com/y (" not in painted and "the docs (" not in painted
+    summary = inline_markdown("[https://github.com/x](https://evil.example/x) [a.py](a.py)")
+    assert summary.plain == "https://github.com/x (https://evil.example/x) a.py"
+
+
 async def test_a_link_in_a_markdown_block_opens_only_a_web_or_mail_address(
     workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,6 +6,7 @@ the first frame: markdown-it, Rich's Markdown and Pygments are a tenth of the ap
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -17,7 +18,7 @@ from textual.style import Style
 from textual.visual import Visual, visualize
 from textual.widget import Widget
 
-from vis_tui.links import opens
+from vis_tui.links import disguises, opens
 from vis_tui.widgets.answer_lines import Block, fill_style
 
 _PARSER = MarkdownIt().enable("strikethrough").enable("table")  # as Rich's Markdown parses
@@ -51,26 +52,43 @@ class _ParsedMarkdown(RichMarkdown):
 def _without_unsafe_links(tokens: list[Token]) -> list[Token]:
     """``tokens`` with each link that is not a web or mail address (:mod:`vis_tui.links`)
     written as ``text (address)`` instead of a terminal hyperlink, and such an image's
-    address dropped: the terminal would hand it to whatever program opens that scheme."""
+    address dropped: the terminal would hand it to whatever program opens that scheme. A
+    link whose text reads as another address stays a link, with its address after it."""
     for token in tokens:
         children: list[Token] = []
-        unsafe: list[str | None] = []  # per open link: its address, when it is not drawn
+        links: list[tuple[str, bool, list[str]]] = []  # per open link: address, drawn, text
         for child in token.children or ():
             if child.type == "link_open":
                 href = str(child.attrs.get("href", ""))
-                unsafe.append(None if opens(href) else href)
-                if unsafe[-1] is not None:
+                links.append((href, opens(href), []))
+                if not links[-1][1]:
                     continue
-            elif child.type == "link_close" and unsafe:
-                href = unsafe.pop()
-                if href is not None:
-                    child = Token("text", "", 0, content=f" ({href})")
+            elif child.type == "link_close" and links:
+                href, drawn, text = links.pop()
+                if drawn:
+                    children.append(child)
+                if not drawn or disguises("".join(text), href):
+                    children.append(Token("text", "", 0, content=f" ({href})"))
+                continue
             elif child.type == "image" and not opens(str(child.attrs.get("src", ""))):
                 child.attrs["src"] = ""
+            elif links and child.type in ("text", "code_inline"):
+                links[-1][2].append(child.content)
             children.append(child)
         if token.children:
             token.children = children
     return tokens
+
+
+class ShownLinksParser(MarkdownIt):
+    """The parser of Textual's Markdown widget (a Markdown block) with the answer's link
+    rules: a link it would not open, or whose text reads as another address, shows it."""
+
+    def __init__(self) -> None:
+        super().__init__("gfm-like")
+
+    def parse(self, src: str, env: Any = None) -> list[Token]:
+        return _without_unsafe_links(super().parse(src, env))
 
 
 LONG_PARAGRAPH = 2_000  # characters from which a paragraph of plain words is wrapped here

@@ -28,4 +28,6 @@ def heading_block(block: ActivityHeading, context: BlockContext) -> Widget:
 def markdown_block(block: ActivityMarkdown, context: BlockContext) -> Widget:
     from textual.widgets import Markdown  # markdown-it loads with the first Markdown block
 
-    return Markdown(block.markdown, classes="markdown-block")
+    from vis_tui.widgets.answer_markdown import ShownLinksParser
+
+    return Markdown(block.markdown, classes="markdown-block", parser_factory=ShownLinksParser)

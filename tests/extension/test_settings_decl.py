@@ -235,4 +235,5 @@ def test_core_setting_ids_are_listed_once() -> None:
         "network_allowed_hosts",
         "subagent_depth",
         "subagent_concurrency",
+        "subagent_models",
     )

@@ -124,6 +124,7 @@ async def test_reload_after_fixing_a_broken_extension(workspace: Path) -> None:
         header = next(h for h in screen.query(ExtensionHeader) if h.group.name == "broken")
         assert header.group.failed and "broken on purpose" in (header.group.error or "")
         (folder / "broken.py").write_text(FIXED, encoding="utf-8")
+        await pilot.pause()  # laid out first: scrolled before, it stopped a row short
         screen.query_one("#settings-reload").scroll_visible(animate=False)  # below Vis's rows
         await pilot.pause()
         await pilot.click("#settings-reload")

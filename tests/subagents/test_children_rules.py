@@ -218,7 +218,10 @@ async def test_without_introspection_a_block_has_run_session_but_not_consult(
     assert status == "completed" and out.strip() == "False True"
 
 
-async def test_a_model_the_child_cannot_use_is_named(workspace: Path, tmp_path: Path):
+async def test_a_model_the_child_cannot_use_is_named(
+    workspace: Path, tmp_path: Path, vis_home: Path
+):
+    write_config(vis_home, 'subagent_models = "openai/gpt-5"\n')
     code = textwrap.dedent(
         """\
         for model in ("nonsense", "openai/gpt-5"):
@@ -239,6 +242,51 @@ async def test_a_model_the_child_cannot_use_is_named(workspace: Path, tmp_path: 
     assert "run_session(): model must read 'provider/model', not 'nonsense'" in first
     assert "SubagentError: run_session(): cannot use openai/gpt-5: " in second
     assert status == "completed" and children == []  # nothing was started
+
+
+async def test_a_child_uses_another_provider_only_when_the_setting_allows_it(
+    workspace: Path, tmp_path: Path, vis_home: Path
+):
+    """``run_session("Summarize: " + open("secrets.cfg").read(), model="cloud/anything")``
+    sent workspace text to any configured provider, also when the person chose a local model
+    for privacy: a child now takes a model of the session's own provider, or one setting
+    subagent_models lists (``provider/model`` or ``provider/*``); any other is refused by
+    name, before anything starts."""
+    (workspace / "secrets.cfg").write_text("token = hunter2\n", encoding="utf-8")
+    code = textwrap.dedent(
+        """\
+        for model in ("openai/gpt-5", "scripted/other"):
+            try:
+                print(await run_session("zq-sum " + open("secrets.cfg").read(), model=model))
+            except Exception as exc:
+                print(exc)
+        """
+    )
+    sessions = {"zq-sum": [{"text": "summed"}]}
+    path = script(tmp_path / "s.yaml", [{"code": code}, {"text": "ok"}], sessions)
+    host = await open_host(workspace, path)
+    try:
+        out, status = await _run(host, "summarize")
+        children = [row for row in host.store.list_sessions() if row.parent_id]
+    finally:
+        await host.close()
+    refused, same_provider = out.strip().splitlines()
+    assert refused == (
+        "SubagentError: run_session(): openai/gpt-5 is not of this session's provider "
+        "(scripted), and setting subagent_models does not allow it (a child sends what it "
+        "reads to its model); leave model out to use this session's, or ask the person to add "
+        "it to subagent_models"
+    )
+    assert same_provider == "summed" and len(children) == 1 and status == "completed"
+    write_config(vis_home, 'subagent_models = "openai/*"\n')
+    host = await open_host(
+        workspace, script(tmp_path / "t.yaml", [{"code": code}, {"text": "ok"}], sessions)
+    )
+    try:
+        out, _ = await _run(host, "summarize")
+    finally:
+        await host.close()
+    assert out.startswith("SubagentError: run_session(): cannot use openai/gpt-5: "), out
 
 
 async def test_a_planning_session_starts_no_writing_child(workspace: Path, tmp_path: Path):

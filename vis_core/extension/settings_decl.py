@@ -33,6 +33,7 @@ CORE_SETTING_IDS: tuple[str, ...] = (
     "network_allowed_hosts",
     "subagent_depth",
     "subagent_concurrency",
+    "subagent_models",
 )
 CORE_OWNER = "Vis"
 

@@ -183,6 +183,18 @@ SUBAGENT_CONCURRENCY = Setting(
     scopes=ALL_SCOPES,
     description="How many child sessions (run_session, consult) one session may run at once.",
 )
+SUBAGENT_MODELS = Setting(
+    id="subagent_models",
+    label="Child sessions: other models",
+    type="string",
+    default="",
+    scopes=(SettingScope.GLOBAL, SettingScope.SESSION),  # never a project's to decide
+    description=(
+        "Other providers' models a child session (run_session) may use: provider/model or "
+        "provider/*, separated by commas. Empty: only the session's own provider, which sees "
+        "its workspace already."
+    ),
+)
 
 CORE_SETTINGS: tuple[Setting[Any], ...] = (
     MODEL,
@@ -202,6 +214,7 @@ CORE_SETTINGS: tuple[Setting[Any], ...] = (
     NETWORK_ALLOWED_HOSTS,
     SUBAGENT_DEPTH,
     SUBAGENT_CONCURRENCY,
+    SUBAGENT_MODELS,
 )
 # The settings that bound what a block may do: a value of one that Vis cannot read, from any
 # source, stops the turn (fail closed) instead of falling back to a lower level or the default.

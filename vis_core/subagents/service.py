@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 READ_ONLY_STATE = "vis.session_read_only"  # extension state namespace: session id -> True
 DEPTH_SETTING = "subagent_depth"
 CONCURRENCY_SETTING = "subagent_concurrency"
+MODELS_SETTING = "subagent_models"
 DEFAULT_DEPTH = 1
 DEFAULT_CONCURRENCY = 4
 MAX_CHAIN = 64  # parents walked at most (a loop in stored rows cannot hang the count)
@@ -264,7 +265,10 @@ class Subagents:
         }
 
     def _model(self, parent: AgentSession, model: str | None, what: str) -> Any:
-        """The child's model: ``provider/model``, else the parent's (a fresh provider)."""
+        """The child's model: the parent's (a fresh provider), else ``provider/model`` of the
+        parent's provider or one setting ``subagent_models`` allows. A child sends what it
+        reads of the workspace to its model: a block cannot send it to a provider the person
+        did not choose (a cloud one, when they chose a local model)."""
         from vis_core.providers.base import ModelChoice
 
         models = self._deps.models
@@ -273,10 +277,26 @@ class Subagents:
         else:
             if not isinstance(model, str) or "/" not in model:
                 raise ValueError(f"{what}: model must read 'provider/model', not {model!r}")
-            chosen = models.session_model(ModelChoice.parse(model.strip()))
+            choice = ModelChoice.parse(model.strip())
+            own = parent.model.label.partition("/")[0]
+            if choice.provider != own and not self._allowed(choice, parent.id):
+                raise SubagentError(
+                    f"{what}: {choice.provider}/{choice.model} is not of this session's provider "
+                    f"({own}), and setting {MODELS_SETTING} does not allow it (a child sends "
+                    "what it reads to its model); leave model out to use this session's, or "
+                    f"ask the person to add it to {MODELS_SETTING}"
+                )
+            chosen = models.session_model(choice)
         if chosen.provider is None:
             raise SubagentError(f"{what}: cannot use {chosen.label}: {chosen.problem}")
         return chosen
+
+    def _allowed(self, choice: ModelChoice, session_id: str) -> bool:
+        """Whether setting ``subagent_models`` (``provider/model`` or ``provider/*``, apart by
+        commas) lists ``choice`` for a child of ``session_id``."""
+        listed = str(self._deps.settings.get(MODELS_SETTING, "", session_id) or "")
+        entries = {entry.strip() for entry in listed.split(",")}
+        return f"{choice.provider}/{choice.model}" in entries or f"{choice.provider}/*" in entries
 
     async def _prepare(
         self, child: AgentSession, chosen: Any, *, read_only: bool, within: Draft | None = None

@@ -83,7 +83,8 @@ def subagent_tools(subagents: Subagents, workspace: str | None) -> list[HostTool
 
         Returns the child's answer. Several run at once with
         `await asyncio.gather(run_session(a), run_session(b))`. `model`: 'provider/model'
-        (default: this session's). The child is read-only; `read_only=False` lets it change
+        of this session's provider, or one setting subagent_models allows (default: this
+        session's model). The child is read-only; `read_only=False` lets it change
         files in a draft of its own (the answer names it; the person approves it). Limits:
         settings subagent_depth and subagent_concurrency (SubagentLimitError)."""
         parent, site = _parent("run_session()")

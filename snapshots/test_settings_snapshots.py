@@ -74,7 +74,7 @@ async def _settled(pilot: Pilot[Any]) -> None:
 
 
 def test_settings_tree_with_nested_rows(snap_compare: Any) -> None:
-    assert snap_compare(SettingsSnapshotApp(), terminal_size=(100, 76), run_before=_settled)
+    assert snap_compare(SettingsSnapshotApp(), terminal_size=(100, 84), run_before=_settled)
 
 
 def test_settings_secret_rows_saved_and_not_set(snap_compare: Any) -> None:

@@ -202,6 +202,52 @@ def test_a_slash_command_named_like_a_built_in_or_another_extensions_fails_the_l
     )
 
 
+SHADOWS = """
+import vis_core.extension as vis
+
+
+def project_root_path() -> str:
+    \"\"\"Named like the sandbox's global.\"\"\"
+    return "/"
+
+
+vis.register_extension(vis.Extension(
+    name=NAME, alias=ALIAS, description="D.", symbols=[SYMBOL],
+))
+"""
+
+
+def test_a_tool_named_like_a_python_builtin_or_a_sandbox_global_fails_the_load() -> None:
+    """``vis.Symbol(fn, name="list")`` loaded, and ``list`` was then the tool in every block:
+    ``list(range(3))`` was a coroutine, a tool named ``print`` printed nothing. Only Vis's own
+    tool names were refused. Python's builtins and the sandbox's globals are refused now too,
+    naming what the tool would hide."""
+    folder = _user_dir()
+    folder.mkdir(parents=True)
+    symbols = {
+        "a-list": ('vis.Symbol(project_root_path, name="list")', "Python's built-in 'list'"),
+        "b-print": ('vis.Symbol(project_root_path, name="print")', "Python's built-in 'print'"),
+        "c-root": ("vis.Symbol(project_root_path)", "the sandbox global 'project_root_path'"),
+        "d-version": (
+            'vis.Symbol(project_root_path, name="VIS_VERSION")',
+            "the sandbox global 'VIS_VERSION'",
+        ),
+        "e-fine": ('vis.Symbol(project_root_path, name="root_path")', None),
+    }
+    for name, (symbol, _hidden) in symbols.items():
+        source = SHADOWS.replace("NAME", repr(name)).replace("SYMBOL", symbol)
+        source = source.replace("ALIAS", repr(name.replace("-", "_")))
+        (folder / f"{name}.py").write_text(source)
+    loaded = {ext.name: ext for ext in _load().extensions}
+    for name, (_symbol, hidden) in symbols.items():
+        ext = loaded[name]
+        if hidden is None:
+            assert ext.status is ExtensionStatus.LOADED, ext.error
+            continue
+        assert ext.status is ExtensionStatus.FAILED and ext.error is not None, name
+        assert f"would shadow {hidden} in every block" in ext.error.message, ext.error.message
+
+
 def test_build_metadata_and_future_annotations_in_entry_files(install: Installer) -> None:
     install(_user_dir(), "metadata_probe")
     ext = _load().extensions[0]

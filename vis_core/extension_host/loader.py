@@ -27,7 +27,7 @@ from vis_core.extension_host.registration import RegistrationWorker, Screened
 from vis_core.model.command import BUILTIN_COMMANDS
 from vis_core.paths import ControlSnapshot, VisPaths
 from vis_core.system.environ import Audience, child_environment
-from vis_core.tools.names import RESERVED_NAMES
+from vis_core.tools.names import RESERVED_NAMES, reserved_as
 from vis_core.tools.registry import HostTool
 
 log = logging.getLogger(__name__)
@@ -188,12 +188,14 @@ def _roots(draft: _Draft) -> list[str]:
 def _name_conflict(
     draft: _Draft, previous: _Draft | None, name_owner: dict[str, _Draft]
 ) -> str | None:
-    """Why ``draft``'s tool names cannot load: a built-in's name or another extension's."""
+    """Why ``draft``'s tool names cannot load: a name the sandbox already has (a built-in of
+    Vis or of Python, a sandbox global) or another extension's."""
     for tool in draft.tools:
         root = tool.name.split(".", 1)[0]
-        if root in RESERVED_NAMES:
+        taken = reserved_as(root)
+        if taken is not None:
             return (
-                f"tool name {tool.name!r} would shadow the built-in {root!r} of Vis; "
+                f"tool name {tool.name!r} would shadow {taken} in every block; "
                 "give the symbol another name (vis.Symbol(fn, name=...))"
             )
         holder = name_owner.get(root)

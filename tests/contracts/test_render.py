@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, make_dataclass
+from enum import Enum
 from typing import Any
 
 from vis_core.contracts.build import callable_spec
@@ -217,3 +218,41 @@ def test_opaque_and_unresolved_labels_in_nested_fields() -> None:
     text = render_tool(callable_spec(hold))
     assert "  handle: Handle (opaque)" in text
     assert "  later: Nowhere (unresolved)" in text
+
+
+class Priority(Enum):
+    LOW = "low"
+    HIGH = "high"
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    priority: Priority
+
+
+def plan_job(priority: Priority = Priority.LOW) -> Job:
+    """Plan a job."""
+    return Job("j", priority)
+
+
+def test_an_enum_shows_its_values_and_its_default_as_one() -> None:
+    """An Enum showed as ``priority: Priority`` with no word of what to pass, and its default
+    as ``...``; it crosses as its value, so doc() says the values and the default's."""
+    assert (
+        render_tool(callable_spec(plan_job))
+        == """\
+plan_job(priority: 'Priority' = 'low') -> 'Job'
+Tag: observation
+
+Plan a job.
+
+Parameters:
+- priority: Priority ('low' | 'high') — positional or keyword, default 'low'
+Returns: Job
+
+Model schemas:
+Job
+  name: str
+  priority: Priority ('low' | 'high')"""
+    )

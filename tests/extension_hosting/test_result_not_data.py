@@ -7,14 +7,18 @@ from pathlib import Path
 from .harness import code_turn, install_extension, open_host, run_turn, write_script
 
 SHADES = '''
-import enum
 from dataclasses import dataclass
 
 import vis_core.extension as vis
 
 
-class Shade(enum.Enum):
-    DARK = "dark"
+class Shade:
+    """No data: its slots are no public attributes to cross as a record's fields."""
+
+    __slots__ = ("tone",)
+
+
+DARK = Shade()
 
 
 @dataclass(frozen=True)
@@ -24,17 +28,17 @@ class Paint:
 
 
 def shade() -> Shade:
-    """The Enum itself."""
-    return Shade.DARK
+    """The Shade itself."""
+    return DARK
 
 
 def paint() -> Paint:
-    """A paint whose shade is an Enum, which is not data."""
-    return Paint("ink", Shade.DARK)
+    """A paint whose shade is not data."""
+    return Paint("ink", DARK)
 
 
 vis.register_extension(vis.Extension(
-    name="shades", alias="shades", description="A result with an Enum field.",
+    name="shades", alias="shades", description="A result with a field that is not data.",
     symbols=[vis.Symbol(paint), vis.Symbol(shade)],
 ))
 '''

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Any
 
@@ -249,3 +250,61 @@ def test_an_annotation_that_resolves_later_is_used_once_it_does() -> None:
 def test_scalar_arguments_reach_the_tool_unchanged() -> None:
     args, kwargs = coerce_arguments(ex.status, (7,), {"flag": True, "name": "n", "none": None})
     assert args == (7,) and kwargs == {"flag": True, "name": "n", "none": None}
+
+
+class Priority(enum.Enum):
+    LOW = "low"
+    HIGH = "high"
+
+
+class Level(enum.IntEnum):
+    ONE = 1
+
+
+@dataclass(frozen=True)
+class Ticket:
+    title: str
+    priority: Priority = Priority.LOW
+
+
+def prioritize(
+    priority: Priority,
+    maybe: Priority | None = None,
+    many: list[Priority] | None = None,
+    ticket: Ticket | None = None,
+    level: Level | None = None,
+) -> dict[str, Any]:
+    return {
+        "priority": priority,
+        "maybe": maybe,
+        "many": many,
+        "ticket": ticket,
+        "level": level,
+    }
+
+
+def test_an_enum_crosses_as_its_value_and_arrives_as_the_member() -> None:
+    """A plain Enum crosses as its value; "high" for a ``Priority`` parameter reached the tool
+    as a str. It arrives as the member now, also in unions, lists and record fields."""
+    assert roundtrip(Priority.HIGH) == "high"
+    got = call(
+        prioritize,
+        "high",
+        maybe="low",
+        many=["low", Priority.HIGH],
+        ticket=roundtrip(Ticket("t", Priority.HIGH)),
+        level=1,
+    )
+    assert got == {
+        "priority": Priority.HIGH,
+        "maybe": Priority.LOW,
+        "many": [Priority.LOW, Priority.HIGH],
+        "ticket": Ticket("t", Priority.HIGH),
+        "level": Level.ONE,
+    }
+    assert type(got["level"]) is Level
+
+
+def test_a_value_no_member_has_reaches_the_tool_unchanged() -> None:
+    got = call(prioritize, "urgent", level=True)  # True is no 1
+    assert got["priority"] == "urgent" and got["level"] is True

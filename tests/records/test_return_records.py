@@ -223,6 +223,7 @@ def test_functions_classes_and_enums_are_not_records() -> None:
     class Color(enum.Enum):
         RED = 1
 
-    for value in (len, Page, Color.RED, ValueError("x")):
+    for value in (len, Page, ValueError("x")):
         with pytest.raises(TypeError, match="cannot cross the sandbox boundary"):
             to_sandbox(value)
+    assert to_sandbox(Color.RED) == 1  # as its value

@@ -105,6 +105,7 @@ class Name(str):
         [{"$": "tuple", "v": [1]}],
         {1: "int key"},
         [Level.HIGH],
+        [Color.RED, {"c": (Color.RED,)}],
         {"k": Name("a str subclass")},
         [Money(5, "EUR")],
         [b"bytes", {1, 2}],
@@ -136,8 +137,15 @@ def test_a_subclass_of_a_plain_type_crosses_as_the_value_it_holds() -> None:
         assert crossed == ["dark", "held", 3] and [type(v) for v in crossed] == [str, str, int]
 
 
+def test_an_enum_member_crosses_as_its_value() -> None:
+    """A plain Enum member (no str or int to cross as) failed: "a Color value cannot cross
+    the sandbox boundary". It crosses as its value now, as a str-Enum's does."""
+    for data in (wire.dumps([Color.RED]), msgspec.msgpack.encode(wire.encode([Color.RED]))):
+        assert wire.loads(data) == ["red"]
+
+
 def test_fast_path_refuses_what_encode_refuses() -> None:
-    for value in ([Color.RED], {"o": object()}):
+    for value in ([object()], {"o": object()}):
         with pytest.raises(TypeError, match="cannot cross the sandbox boundary"):
             wire.dumps(value)
 

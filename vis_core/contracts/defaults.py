@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import math
 from typing import Any
 
@@ -20,7 +21,8 @@ def default_source(value: Any) -> str | None:
     """Python source that rebuilds ``value`` exactly, or ``None`` for an opaque default.
 
     Only exact built-in literal types are rendered (never subclasses, custom ``repr()``
-    or factories); nonfinite numbers, cycles and values past the budget are opaque.
+    or factories), and an Enum member as its value (what crosses for it); nonfinite
+    numbers, cycles and values past the budget are opaque.
     """
     parts: list[str] = []
     budget = [SOURCE_BUDGET]
@@ -68,6 +70,8 @@ def _scalar(value: Any) -> str | None:
 
 
 def _render(value: Any, parts: list[str], budget: list[int], depth: int, active: set[int]) -> None:
+    if isinstance(value, enum.Enum):
+        value = value.value
     text = _scalar(value)
     if text is not None:
         _emit(text, parts, budget)

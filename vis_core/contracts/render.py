@@ -155,6 +155,8 @@ class _Labels:
             return f"{spec.name} (opaque)"
         if kind is TypeKind.UNRESOLVED:
             return f"{spec.name} (unresolved)"
+        if kind is TypeKind.LITERAL and not spec.name.startswith("Literal["):  # an Enum
+            return f"{spec.name} ({' | '.join(repr(v) for v in spec.values)})"
         if kind is TypeKind.UNION:
             return " | ".join(self.display(a, scope) for a in spec.arguments)
         if kind is TypeKind.GENERIC and spec.arguments:

@@ -328,7 +328,7 @@ class _Pickler(pickle.Pickler):
             if obj._caller is self._caller:
                 self.referenced = True
                 return ("theirs", obj._ref, None)  # back home: the other side owns it
-        elif is_data(obj) and not _foreign_enum(obj):
+        elif is_data(obj):
             return None
         else:  # a host handle of an object of the other side (WorkerHandle) goes home too
             home = getattr(obj, "__dict__", {}).get(HOME)
@@ -341,28 +341,24 @@ class _Pickler(pickle.Pickler):
         return ("mine", number, kind)
 
 
-def _foreign_enum(obj: Any) -> bool:
-    """Whether ``obj`` is a member of an extension's own Enum that is no plain type either:
-    the host cannot load its class, so it crosses by reference (as a tool result's does)."""
-    return (
-        isinstance(obj, enum.Enum)
-        and type(obj).__module__.startswith(_FOREIGN_MODULES)
-        and values.plain_base(obj) is None
-    )
-
-
 def _as_record(obj: Any) -> Any:
     """An object of an extension's own class, for a side that does not load its module (the
     host): the record its tool result would be (fields, properties, ``str``); a subclass of a
-    plain type (a ``str``-Enum, an ``IntEnum``, a ``NamedTuple``...) as that type, as the
-    sandbox wire sends it."""
+    plain type (a ``str``-Enum, an ``IntEnum``, a ``NamedTuple``...) as that type, and any other
+    Enum member as its value, as the sandbox wire sends them."""
     base = values.plain_base(obj)
     if base is not None:
         return base, (values.plain_value(obj, base),)
+    if isinstance(obj, enum.Enum):
+        return _itself, (obj.value,)
     codec = values.codec_for(obj)
     if codec is None or codec.tag != RECORD:
         return NotImplemented
     return _record_of, (values.encode(obj),)
+
+
+def _itself(value: Any) -> Any:
+    return value
 
 
 def _record_of(data: Any) -> Any:

@@ -9,7 +9,9 @@ strings and which has no ``"$"`` key passes as a map. Everything else is a tagge
 ``[key, value]`` pairs), ``handle``
 (a host object that stays on the host, see :class:`HostHandle`), ``record`` (a dataclass or a
 plain object: a frozen :class:`~vis_core.records.record.Record` on the other side), and every
-tag registered with :func:`register_codec`.
+tag registered with :func:`register_codec`. An Enum member crosses as its value (a str-Enum's
+or an IntEnum's as that plain type); :mod:`vis_core.records.rebuild` makes it the member again
+for a tool whose parameter names the Enum.
 
 A record payload: ``{"type": "Status", "owner": "ext" | None, "qualname": "Status", "fields":
 {...public fields, then property fields...}, "derived": ["next_phase"], "text": "DEV04: next
@@ -241,6 +243,8 @@ def _encode_other(value: Any, handle_out: HandleOut | None) -> Any:
     base = plain_base(value)
     if base is not None:  # IntEnum, a str-Enum, NamedTuple, defaultdict...: as their base type
         return encode(plain_value(value, base), handle_out=handle_out)
+    if isinstance(value, enum.Enum):  # any other Enum member: as its value
+        return encode(value.value, handle_out=handle_out)
     lend = _lend.get()
     if lend is not None:
         return {TAG: "handle", "v": lend(value)}

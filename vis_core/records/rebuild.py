@@ -9,6 +9,8 @@ constructor field is present. Anything that does not fit reaches the tool unchan
 sandbox records turned into plain dicts. Constructor errors propagate and fail the call.
 A parameter without annotation (or ``Any``/``object``) rebuilds a record of the tool's own
 extension as the live class registered for it (see :mod:`vis_core.records.registry`).
+An Enum crosses as its value: a value of one of its members (of the same type: ``True`` is no
+``1``) becomes that member, in the same places; any other value reaches the tool unchanged.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import collections.abc as cabc
 import contextlib
 import dataclasses
+import enum
 import functools
 import inspect
 import types
@@ -59,15 +62,17 @@ def coerce_arguments(
     that extension's own records. Arguments that do not bind to ``fn``'s signature are only
     turned into plain data, so Python reports the binding error when ``fn`` is called.
     """
-    if all(type(a) in _SCALARS for a in args) and all(
-        type(v) in _SCALARS for v in kwargs.values()
-    ):  # nothing to rebuild: every rule below hands a scalar back unchanged
-        return tuple(args), dict(kwargs)
     try:
         plan = _plan(fn)
     except (TypeError, ValueError):
         return tuple(plain(a) for a in args), {k: plain(v) for k, v in kwargs.items()}
-    signature, hints, positional, var_positional, var_keyword = plan
+    signature, hints, positional, var_positional, var_keyword, takes_enum = plan
+    if (
+        not takes_enum
+        and all(type(a) in _SCALARS for a in args)
+        and all(type(v) in _SCALARS for v in kwargs.values())
+    ):  # nothing to rebuild: every rule below but the Enum's hands a scalar back unchanged
+        return tuple(args), dict(kwargs)
     try:
         signature.bind(*args, **kwargs)
     except TypeError:
@@ -101,13 +106,15 @@ _Plan = tuple[
     list[inspect.Parameter],
     inspect.Parameter | None,
     inspect.Parameter | None,
+    bool,
 ]
 _PLANS: weakref.WeakKeyDictionary[Any, _Plan] = weakref.WeakKeyDictionary()
 
 
 def _plan(fn: Callable[..., Any]) -> _Plan:
-    """``fn``'s signature, resolved parameter hints and parameters by kind, cached per
-    function once every hint resolved (a later-defined class may resolve one next time)."""
+    """``fn``'s signature, resolved parameter hints, parameters by kind and whether a hint
+    names an Enum, cached per function once every hint resolved (a later-defined class may
+    resolve one next time)."""
     try:
         cached = _PLANS.get(fn)
     except TypeError:  # not weakly referable (a builtin): computed each time
@@ -124,6 +131,7 @@ def _plan(fn: Callable[..., Any]) -> _Plan:
         [p for p in parameters if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)],
         next((p for p in parameters if p.kind is kinds.VAR_POSITIONAL), None),
         next((p for p in parameters if p.kind is kinds.VAR_KEYWORD), None),
+        any(_names_enum(hint) for hint in hints.values()),
     )
     if not any(hint is UNRESOLVED for hint in hints.values()):
         with contextlib.suppress(TypeError):
@@ -176,6 +184,9 @@ class _Rebuilder:
             return plain(value)
         if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
             return self.construct(value, annotation)
+        if _is_enum(annotation):
+            member = _member(value, annotation)
+            return plain(value) if member is None else member
         if origin in _SEQUENCE_ORIGINS:
             return self.sequence(value, annotation, origin)
         if origin in _MAPPING_ORIGINS:
@@ -212,6 +223,8 @@ class _Rebuilder:
             return any(value == v and type(value) is type(v) for v in typing.get_args(member))
         if isinstance(member, type) and dataclasses.is_dataclass(member):
             return isinstance(value, member) or _fields_of(value, member) is not None
+        if _is_enum(member):
+            return _member(value, member) is not None
         if origin in _SEQUENCE_ORIGINS:
             return isinstance(value, _CONTAINERS)
         if origin in _MAPPING_ORIGINS:
@@ -277,6 +290,26 @@ def _strip(annotation: Any) -> Any:
             annotation = annotation.__supertype__
         else:
             return annotation
+
+
+def _is_enum(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, enum.Enum)
+
+
+def _names_enum(annotation: Any) -> bool:
+    """Whether an Enum is ``annotation`` or inside it (a scalar argument may become one)."""
+    annotation = _strip(annotation)
+    return _is_enum(annotation) or any(_names_enum(a) for a in typing.get_args(annotation))
+
+
+def _member(value: Any, cls: type[enum.Enum]) -> enum.Enum | None:
+    """The member of ``cls`` that ``value`` is, or whose value it is (of the same type)."""
+    if isinstance(value, cls):
+        return value
+    for member in cls:
+        if type(member.value) is type(value) and member.value == value:
+            return member
+    return None
 
 
 def _init_fields(cls: type) -> set[str]:

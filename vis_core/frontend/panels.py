@@ -14,6 +14,7 @@ from vis_core.mcp.config import Exposure, Source, Transport
 from vis_core.mcp.manager import SETTLE, McpManager, attention_first
 from vis_core.settings.rows import RowState, row_state
 from vis_core.settings.service import SaveResult, SettingsService
+from vis_core.settings.storage import PROJECT_SETTINGS
 from vis_core.settings.tree import SettingNode, SettingsTree, build_tree
 
 
@@ -26,6 +27,12 @@ class SettingsPanel:
     @property
     def project_root(self) -> Path:
         return self._service.project_root
+
+    @property
+    def project_settings(self) -> Path:
+        """The project's settings file, relative to its root: where a project extension's
+        settings are saved at global scope too (for it, global means the whole project)."""
+        return PROJECT_SETTINGS
 
     def tree(self) -> SettingsTree:
         """Vis's settings and each extension's, from declarations (no extension code runs)."""

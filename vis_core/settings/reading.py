@@ -251,9 +251,13 @@ class SettingsReader:
         preloaded: Overrides | None = None,
     ) -> tuple[bool, Any]:
         sid = owner.setting.id
+        if owner.is_project and scope in (SettingScope.GLOBAL, SettingScope.PROJECT):
+            # for a project extension, global means the whole project: the project's files
+            # are its one place for both, whose value is read once, at one of them
+            if scope is not _project_file_scope(owner.setting):
+                return False, None
+            return self._project_values.get(sid)
         if scope is SettingScope.GLOBAL:
-            if owner.is_project:  # for a project extension, global means the whole project
-                return self._project_values.get(sid)
             return (sid in self._global), self._global.get(sid)
         if scope is SettingScope.PROJECT:
             return self._project_values.get(sid)
@@ -474,6 +478,14 @@ def _id_list(ids: list[str]) -> str:
     names = [i for i in ids if re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", i)]
     others = len(ids) - len(names)
     return ", ".join([*names, *([f"{others} other key(s)"] if others else [])])
+
+
+def _project_file_scope(setting: Setting[Any]) -> SettingScope:
+    """The scope a project extension's value in the project's files counts at: global when
+    the setting takes global and not project values, else project."""
+    scopes = setting.scopes
+    only_global = SettingScope.GLOBAL in scopes and SettingScope.PROJECT not in scopes
+    return SettingScope.GLOBAL if only_global else SettingScope.PROJECT
 
 
 def _top(layers: Mapping[Source, Any]) -> Source:

@@ -12,6 +12,9 @@ from vis_core.settings.values import Source
 
 SAVED = "Saved"
 NOT_SET = "Not set"
+#: the scopes whose values of a project extension's setting are kept in one place, the
+#: project's files
+_ONE_PLACE = (SettingScope.GLOBAL, SettingScope.PROJECT)
 
 
 @dataclass(frozen=True)
@@ -62,8 +65,10 @@ def row_state(
         editable, reason = False, "this session is in no group; move it with /group NAME"
     if editable and scope is SettingScope.SESSION and session_id is None:
         editable, reason = False, "no session is open"
-    here = Source(scope.value)
-    overridden = resolution.has(here)
+    here = [Source(scope.value)]
+    if node.owner.is_project and scope in _ONE_PLACE:  # global means the whole project
+        here = [Source(s.value) for s in _ONE_PLACE]
+    overridden = any(resolution.has(source) for source in here)
     return RowState(
         node=node,
         scope=scope,

@@ -156,7 +156,7 @@ class SettingsScreen(Screen[None]):
     def _scope_line(self) -> Content:
         group = self.panel.group(self.session_id)
         where = {
-            SettingScope.GLOBAL: "Global: every project on this computer (config.toml)",
+            SettingScope.GLOBAL: self._global_place(),
             SettingScope.PROJECT: f"Project: {self.panel.project_root}",
             SettingScope.GROUP: f"Group: {group}"
             if group
@@ -166,6 +166,14 @@ class SettingsScreen(Screen[None]):
         return Content.assemble(
             (f"Editing at {where}", "$text"), ("   ● set at this scope", "$warning")
         )
+
+    def _global_place(self) -> str:
+        """Where a save at global scope goes: config.toml; a project extension's setting in
+        the project's settings file (for it, global means the whole project)."""
+        where = "Global: every project on this computer (config.toml)"
+        if any(node.owner.is_project for node in self.settings_tree.nodes()):
+            where += f"; a project extension's: this project ({self.panel.project_settings})"
+        return where
 
     def _show_notes(self, widget: Static) -> Static:
         """The keys the settings files hold that Vis ignores (a typo), said above the rows."""
@@ -179,6 +187,7 @@ class SettingsScreen(Screen[None]):
         the focus on the line that had it (Space switches the same extension back on)."""
         self.settings_tree = self.panel.tree()
         self._show_notes(self.query_one("#settings-notes", Static))
+        self.query_one("#settings-scope", Static).update(self._scope_line())
         body = self.query_one("#settings-tree", VerticalScroll)
         focused = self.focused
         key = focused.key if isinstance(focused, TreeLine) else None

@@ -80,6 +80,28 @@ async def test_an_extension_switched_off_is_unloaded_by_reload_and_keeps_its_gro
         await host.close()
 
 
+async def test_a_switched_off_extensions_setting_saves_without_its_on_change(
+    workspace: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Saving a setting of an extension switched off (Space on its header in Settings) said
+    "Saved / on_change of setting ... failed: LookupError: extension 'reports' is not loaded;
+    reload extensions" and logged an ERROR: its code does not run while it is off, so its
+    hook is not asked to."""
+    user_extensions("reports")
+    host = await open_host(workspace)
+    try:
+        await host.settings.set_enabled("reports", False)
+        await host.commands.run(None, "/reload")
+        assert host.catalog.loaded.get("reports") is None
+        result = await host.settings.set("steering_mode", "control", "global")
+        assert result.changed and result.hook_error is None
+        assert host.settings.get("steering_mode", None) == "control"
+        assert not _marker().exists()
+        assert not [r for r in caplog.records if r.levelname == "ERROR"], caplog.text
+    finally:
+        await host.close()
+
+
 async def test_command_line_toggles_win_and_refuse_secrets(workspace: Path) -> None:
     user_extensions("reports")
     toggles = (

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from vis_core.extension.context import CallContext, calling
 from vis_core.extension.settings_decl import Setting, SettingScope
 from vis_core.model.channel import Channel
+from vis_core.model.extensions import ExtensionStatus
 from vis_core.paths import ControlSnapshot, TrustStore, take_snapshot
 from vis_core.settings.core import check_value
 from vis_core.settings.declaring import DeclaringExtension, ExtensionSet
@@ -464,6 +465,8 @@ class SettingsService(SettingsReader):
         hook = owner.setting.on_change
         if hook is None:
             return None
+        if owner.extension is not None and owner.extension.status is not ExtensionStatus.LOADED:
+            return None  # switched off: none of its code runs, its on_change neither
         context = CallContext(
             session_id=session_id,
             workspace_root=self.workspace,

@@ -81,9 +81,14 @@ def failures() -> str:
     return json.dumps(out)
 
 
+def loop() -> str:
+    """Calls its own tool through vis.tools, which refuses, and lets the refusal go on."""
+    return vis.tools.beta.use()
+
+
 vis.register_extension(vis.Extension(
     name="beta", description="Uses alpha.", alias="beta",
-    symbols=[vis.Symbol(use), vis.Symbol(failures)],
+    symbols=[vis.Symbol(use), vis.Symbol(failures), vis.Symbol(loop)],
 ))
 '''
 
@@ -119,6 +124,31 @@ async def test_tools_call_another_extension_in_the_model_shape(
     assert "own extension 'beta'" in text and "directly" in text
     assert "alpha.double" in failures["unknown"][2]  # similar names are listed
     assert failures["failed"][2] == "ValueError: no browser available"
+
+
+LOOP = """
+try:
+    await beta.loop()
+except Exception as exc:
+    print(type(exc).__name__, "|", exc)
+"""
+
+
+async def test_a_refusal_reaches_the_block_named_once(
+    vis_home: Path, workspace: Path, script_path: Path
+) -> None:
+    """A tool calling itself through vis.tools showed "VisToolError: VisToolError: vis.tools
+    refused ..." in the block: the sandbox named the type before a VisToolError's own text."""
+    install_extension(vis_home, "alpha", ALPHA)
+    install_extension(vis_home, "beta", BETA)
+    write_script(script_path, code_turn(LOOP))
+    host = await open_host(workspace, script_path)
+    try:
+        outcome = await run_turn(host)
+    finally:
+        await host.close()
+    (block,) = outcome.blocks
+    assert block.stdout.startswith("VisToolError | vis.tools refused beta.use: "), block.stdout
 
 
 def test_tools_outside_a_session_raise() -> None:

@@ -62,6 +62,8 @@ def before(call):
     if call["op"] == "shell":
         if "rm -rf" in call["args"][0]["command"]:
             return vis.block("no recursive deletes")
+        if "fix-me" in call["args"][0]["command"]:
+            return vis.repair("echo repaired", notes=["not for shell"])
         return None
     code = call["args"][0]["code"]
     if "forbidden" in code:
@@ -180,17 +182,25 @@ async def test_python_execution_hooks_see_raised_and_refused_blocks(
             {"code": "open('made.txt', 'w').write('no')  # forbidden"},
             {"code": "print('repair-me')"},
             {"code": "h = await shell('rm -rf build')"},
+            {"code": "h = await shell('echo fix-me')"},
             {"text": "done"},
         ]
     )
     session = await run.session()
     await session.submit("go")
-    raised, refused, repaired, shell = run.blocks()
+    raised, refused, repaired, shell, shell_repaired = run.blocks()
     assert "ValueError: boom" in raised.error
     assert refused.error.startswith("OperationBlocked: python_execution was blocked")
     assert "Hint: drop the forbidden call" in refused.error
     assert not (workspace / "made.txt").exists()
-    assert "only patch accepts repairs" in repaired.error
+    assert "only patch accepts repairs (Vis repairs python_execution blocks itself)" in (
+        repaired.error
+    )
+    # a shell command is no block Vis repairs: it was said to be ("Vis repairs shell itself")
+    assert "its before hook returned vis.repair, but only patch accepts repairs" in (
+        shell_repaired.error
+    )
+    assert "Vis repairs" not in shell_repaired.error, shell_repaired.error
     assert "shell was blocked by extension 'pyguard': no recursive deletes" in shell.error
     calls = run.state("pyguard")["calls"]
     assert calls[0]["stdout"] == "started\n" and "ValueError: boom" in calls[0]["error"]

@@ -167,11 +167,12 @@ class OpHooks:
                 raise OperationBlocked(op, ext.name, verdict.reason, verdict.hint)
             if isinstance(verdict, Repair):
                 if op not in REPAIRABLE:
+                    itself = " (Vis repairs python_execution blocks itself)"
                     raise OperationBlocked(
                         op,
                         ext.name,
-                        f"its before hook returned vis.repair, but only patch accepts repairs "
-                        f"(Vis repairs {op} itself)",
+                        "its before hook returned vis.repair, but only patch accepts repairs"
+                        + (itself if op == "python_execution" else ""),
                     )
                 if current is None:
                     raise OperationBlocked(op, ext.name, "it repaired a patch that has no preview")

@@ -19,15 +19,16 @@ from vis_core.extension.errors import VisToolError  # noqa: E402 - re-exported f
 
 
 def rebuild_exception(type_name: str, message: str) -> BaseException:
-    """The exception a tool raised on the host, as a sandbox exception of the same builtin type."""
+    """The exception a tool raised on the host, as a sandbox exception of the same builtin type;
+    a VisToolError naming any other type first (its own text says one where it has one)."""
     cls = getattr(builtins, type_name, None)
     if isinstance(cls, type) and issubclass(cls, Exception) and cls is not VisToolError:
         try:
             return cls(message)
         except TypeError:  # e.g. UnicodeDecodeError needs five arguments
             pass
-    text = f"{type_name}: {message}" if type_name else message
-    return VisToolError(text, type_name)
+    own = not type_name or type_name == VisToolError.__name__
+    return VisToolError(message if own else f"{type_name}: {message}", type_name)
 
 
 def _described(contract: dict[str, Any] | None) -> Callable[..., Any] | None:

@@ -94,6 +94,8 @@ def test_annotation_resolution_from_text() -> None:
     forward = "Result"
     assert annotation_from_text("tuple['Result', ...]") == tuple[forward, ...]
     assert annotation_from_text("'Result' | None") == typing.Optional[forward]  # noqa: UP045
+    assert annotation_from_text("'Result | None'") == typing.Optional[forward]  # noqa: UP045
+    assert annotation_from_text("Literal['a | b']") == typing.Literal["a | b"]
     assert annotation_from_text("'Results'") == "Results"
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, make_dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, Literal, NotRequired, TypedDict
 
 from vis_core.contracts.build import callable_spec
 from vis_core.contracts.render import SCHEMA_BUDGET, abbreviation_notice, model_schemas, render_tool
@@ -255,4 +255,46 @@ Model schemas:
 Job
   name: str
   priority: Priority ('low' | 'high')"""
+    )
+
+
+class Filter(TypedDict, total=False):
+    status: Literal["open", "closed"]
+    label: str
+
+
+class Window(TypedDict):
+    start: int
+    end: NotRequired[int]
+
+
+def search_tickets(query: str = "", filter: Filter | None = None, window: Window | None = None):
+    """Search tickets."""
+    return []
+
+
+def test_a_typed_dict_shows_its_keys_and_a_quoted_union_is_one_string() -> None:
+    """A TypedDict showed as ``Filter (opaque)``, with no word of its keys; and the signature
+    said ``filter: 'Filter' | None``, which fails where it is evaluated (a str | None)."""
+    assert (
+        render_tool(callable_spec(search_tickets))
+        == """\
+search_tickets(query: str = '', filter: 'Filter | None' = None, window: 'Window | None' = None)
+Tag: observation
+
+Search tickets.
+
+Parameters:
+- query: str — positional or keyword, default ''
+- filter: Filter | None — positional or keyword, default None
+- window: Window | None — positional or keyword, default None
+Returns: Any
+
+Model schemas:
+Filter
+  status: Literal['open', 'closed'] (optional)
+  label: str (optional)
+Window
+  start: int
+  end: int (optional)"""
     )

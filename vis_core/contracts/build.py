@@ -78,8 +78,10 @@ def callable_spec(
     )
 
 
-def annotation_text(spec: TypeSpec) -> str:
-    """Annotation source for a signature: builtins and typing plain, records quoted."""
+def annotation_text(spec: TypeSpec, *, quoted: bool = True) -> str:
+    """Annotation source for a signature: builtins and typing plain, records (and other
+    classes) quoted, and a union holding one quoted whole (``'Filter' | None`` would fail
+    where it is evaluated: ``'Filter | None'``). ``quoted=False``: no quotes at all."""
     kind = spec.kind
     if kind is TypeKind.ANY:
         return spec.name
@@ -87,20 +89,23 @@ def annotation_text(spec: TypeSpec) -> str:
         return "None"
     if kind is TypeKind.SCALAR:
         return spec.name
-    if kind is TypeKind.LITERAL:
-        return spec.name if spec.name.startswith("Literal[") else repr(spec.name)
+    if kind is TypeKind.LITERAL and spec.name.startswith("Literal["):
+        return spec.name
     if kind is TypeKind.UNION:
-        return " | ".join(annotation_text(a) for a in spec.arguments)
+        bare = " | ".join(annotation_text(a, quoted=False) for a in spec.arguments)
+        plain = " | ".join(annotation_text(a) for a in spec.arguments)
+        return repr(bare) if quoted and plain != bare else bare
     if kind is TypeKind.GENERIC:
         base = spec.name.split("[", 1)[0]
         if spec.variadic:
-            return f"{base}[{annotation_text(spec.arguments[0])}, ...]"
+            return f"{base}[{annotation_text(spec.arguments[0], quoted=quoted)}, ...]"
         if spec.name == "tuple[()]":
             return spec.name
         if not spec.arguments:
             return base
-        return f"{base}[{', '.join(annotation_text(a) for a in spec.arguments)}]"
-    return repr(spec.name)
+        items = ", ".join(annotation_text(a, quoted=quoted) for a in spec.arguments)
+        return f"{base}[{items}]"
+    return repr(spec.name) if quoted else spec.name
 
 
 def format_signature(

@@ -62,6 +62,19 @@ def _annotation(node: ast.expr) -> Any:
     return ast.unparse(node)
 
 
+def _declared(node: ast.expr) -> Any:
+    """A parameter's or the return's annotation (:func:`_annotation`); one quoted whole
+    because it holds a quoted name, ``'Result | None'``, is the union of its members."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            inner = ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            return node.value
+        if isinstance(inner, ast.BinOp) and isinstance(inner.op, ast.BitOr):
+            return _annotation(inner)
+    return _annotation(node)
+
+
 def _default(node: ast.expr) -> Any:
     class _Ellipsis(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.AST:  # ast visitor API
@@ -99,12 +112,12 @@ def signature_from_contract(contract: Mapping[str, Any]) -> inspect.Signature:
         params.append(_parameter(arg, inspect.Parameter.KEYWORD_ONLY, default))
     if args.kwarg is not None:
         params.append(_parameter(args.kwarg, inspect.Parameter.VAR_KEYWORD, None))
-    returns = inspect.Signature.empty if fn.returns is None else _annotation(fn.returns)
+    returns = inspect.Signature.empty if fn.returns is None else _declared(fn.returns)
     return inspect.Signature(params, return_annotation=returns)
 
 
 def _parameter(arg: ast.arg, kind: Any, default: ast.expr | None) -> inspect.Parameter:
-    annotation = inspect.Parameter.empty if arg.annotation is None else _annotation(arg.annotation)
+    annotation = inspect.Parameter.empty if arg.annotation is None else _declared(arg.annotation)
     value = inspect.Parameter.empty if default is None else _default(default)
     return inspect.Parameter(arg.arg, kind, default=value, annotation=annotation)
 

@@ -33,6 +33,8 @@ ANY = TypeSpec(TypeKind.ANY, "Any")
 NULL = TypeSpec(TypeKind.NULL, "None")
 
 _GENERIC_ORIGINS: tuple[Any, ...] = (list, tuple, dict, set, frozenset, type)
+# qualifiers around a type that say nothing of its values
+_WRAPPERS: tuple[Any, ...] = (typing.ClassVar, typing.Final, typing.Required, typing.NotRequired)
 
 
 def describe(annotation: Any, globalns: Mapping[str, Any]) -> TypeSpec:
@@ -80,7 +82,7 @@ class _Describer:
                 "Literal[" + ", ".join(_literal_text(v) for v in args) + "]",
                 values=values,
             )
-        if origin is typing.ClassVar or origin is typing.Final:
+        if origin in _WRAPPERS:
             return self._value(args[0], globalns) if args else ANY
         if origin is not None:
             return self._generic(origin, args, globalns)
@@ -114,15 +116,18 @@ class _Describer:
             return TypeSpec(TypeKind.GENERIC, _origin_name(cls))
         if issubclass(cls, enum.Enum):
             return TypeSpec(TypeKind.LITERAL, cls.__name__, values=tuple(_literal(m) for m in cls))
-        if dataclasses.is_dataclass(cls):
+        if dataclasses.is_dataclass(cls) or typing.is_typeddict(cls):
             return self._record(cls)
         return TypeSpec(TypeKind.OPAQUE, cls.__name__)
 
     def _record(self, cls: type) -> TypeSpec:
+        """A dataclass's fields (and properties), or a TypedDict's keys, as a record."""
         if cls in self.records:
             return TypeSpec(TypeKind.REFERENCE, cls.__name__)
         self.records.append(cls)
         try:
+            if typing.is_typeddict(cls):
+                return TypeSpec(TypeKind.RECORD, cls.__name__, fields=self._keys(cls))
             globalns = module_namespace(cls)
             fields: list[FieldSpec] = []
             names: set[str] = set()
@@ -165,6 +170,32 @@ class _Describer:
             fields=tuple(fields),
             sequence_field=sequence_field_of(cls),
         )
+
+    def _keys(self, cls: Any) -> tuple[FieldSpec, ...]:
+        """A TypedDict's keys; ``Required``/``NotRequired`` decide where its class could not
+        tell (an annotation kept as text)."""
+        globalns = module_namespace(cls)
+        keys: list[FieldSpec] = []
+        for name, annotation in cls.__annotations__.items():
+            value = bare = resolve_annotation(annotation, globalns)
+            while typing.get_origin(bare) is typing.Annotated:
+                bare = typing.get_args(bare)[0]
+            origin = typing.get_origin(bare)
+            required = (
+                origin is typing.Required
+                or origin is not typing.NotRequired
+                and name in cls.__required_keys__
+            )
+            keys.append(
+                FieldSpec(
+                    name=name,
+                    type=self._value(value, globalns),
+                    required=required,
+                    has_default=False,
+                    default_is_none=False,
+                )
+            )
+        return tuple(keys)
 
     def _returns(self, getter: Any) -> TypeSpec:
         annotations = getattr(getter, "__annotations__", {}) or {}

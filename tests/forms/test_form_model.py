@@ -41,6 +41,21 @@ def test_layout_nodes_nest_and_fields_are_found_in_order() -> None:
     assert form.nodes[2].direction == "row"
 
 
+def test_a_layout_takes_its_nodes_as_one_list_too() -> None:
+    """``vis.group([a, b], direction="row")`` (a list, as vis.ask takes) built a group holding
+    the list, and the form then failed with every Field's repr in its message."""
+    form = _form(
+        vis.group([vis.plaintext("a"), vis.plaintext("b")], direction="row"),
+        vis.column((vis.plaintext("c"),)),
+    )
+    assert [f.name for f in form.fields()] == ["a", "b", "c"]
+    with pytest.raises(FormDeclarationError) as caught:
+        _form(vis.row(vis.plaintext("d"), [vis.plaintext("e"), vis.plaintext("f")]))
+    message = str(caught.value)
+    assert "a list of 2 item(s) (a layout takes its nodes as arguments" in message
+    assert "Field(" not in message, message
+
+
 @pytest.mark.parametrize(
     ("build", "message"),
     [

@@ -404,11 +404,31 @@ def _walk(nodes: tuple[Any, ...], allowed: tuple[type, ...], where: str) -> Iter
     for node in nodes:
         if not isinstance(node, allowed):
             kinds = ", ".join(sorted(t.__name__ for t in allowed))
-            _fail(where, f"{node!r} is not a component here (expected one of: {kinds})")
+            _fail(where, f"{not_a_node(node)} is not a component here (expected one of: {kinds})")
         yield node
         children = getattr(node, "fields", None) or getattr(node, "nodes", None)
         if isinstance(children, tuple):
             yield from _walk(children, allowed, where)
+
+
+def not_a_node(value: Any) -> str:
+    """``value``, which is no component, for a refusal: a list or tuple by its length and how
+    to pass its nodes (not every node's repr), anything else by a short repr."""
+    if isinstance(value, list | tuple):
+        kind = type(value).__name__
+        return (
+            f"a {kind} of {len(value)} item(s) (a layout takes its nodes as arguments, "
+            f"group(a, b), or one {kind} of them, group([a, b]))"
+        )
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:77]}..."
+
+
+def _laid_out(nodes: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A layout's nodes, given as arguments or as one list or tuple (as ``vis.ask`` takes)."""
+    if len(nodes) == 1 and isinstance(nodes[0], list | tuple):
+        return tuple(nodes[0])
+    return nodes
 
 
 def _enum(kind: type[StrEnum], value: Any, where: str, key: str) -> Any:
@@ -475,15 +495,15 @@ def option(value: Scalar, label: str = "") -> Option:
 def group(
     *nodes: Any, direction: str = "column", id: str | None = None, label: str | None = None
 ) -> Group:
-    return Group(tuple(nodes), Direction(direction), id=id, label=label)
+    return Group(_laid_out(nodes), Direction(direction), id=id, label=label)
 
 
 def row(*nodes: Any, id: str | None = None) -> Group:
-    return Group(tuple(nodes), Direction.ROW, id=id)
+    return Group(_laid_out(nodes), Direction.ROW, id=id)
 
 
 def column(*nodes: Any, id: str | None = None) -> Group:
-    return Group(tuple(nodes), Direction.COLUMN, id=id)
+    return Group(_laid_out(nodes), Direction.COLUMN, id=id)
 
 
 def heading(text: str, level: int = 2, *, id: str | None = None) -> Heading:

@@ -15,6 +15,7 @@ from vis_core.extension.forms import (
     Group,
     Option,
     _fail,
+    not_a_node,
 )
 
 OUTPUT_LINE_LIMIT = 2_000
@@ -306,7 +307,7 @@ def check_view_nodes(nodes: tuple[Any, ...], where: str = "vis.live") -> None:
     seen: set[str] = set()
     for node in walk(nodes):
         if not isinstance(node, LIVE_NODE_TYPES):
-            _fail(where, f"{node!r} is not a live view component")
+            _fail(where, f"{not_a_node(node)} is not a live view component")
         ident = node_id(node)
         if ident is None:
             continue

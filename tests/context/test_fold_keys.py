@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from vis_core.context.keys import FoldKeyError, TurnSteps, parse_key, unfolded_turns_key
+from vis_core.context.keys import (
+    FoldKeyError,
+    TurnSteps,
+    parse_key,
+    settled_steps_key,
+    unfolded_turns_key,
+)
+from vis_core.events import FoldCreated
 
 # t1: 2 iterations; t2: none (a chat turn); t3: 3; t4 is the current turn, i3 live.
 TURNS = {
@@ -79,7 +86,7 @@ def test_the_hint_key_folds_every_unfolded_earlier_turn() -> None:
 
 
 def test_whole_turns_in_a_row_are_named_as_one_range() -> None:
-    from vis_core.context.folding import describe_spans
+    from vis_core.context.keys import describe_spans
 
     many = [(p, 0, 0) for p in range(1, 61)]
     assert describe_spans(many) == "t1-t60"
@@ -88,3 +95,64 @@ def test_whole_turns_in_a_row_are_named_as_one_range() -> None:
     turns = {p: TurnSteps(p, ()) for p in range(1, 8)} | {8: TurnSteps(8, (1,), current=True)}
     assert unfolded_turns_key(turns, {1}, 8) == "t2-t7"
     assert parse_key("t2-t7", turns).spans == tuple((p, 0, 0) for p in range(2, 8))
+
+
+def folded(key: str, *spans: tuple[int, int, int]) -> FoldCreated:
+    return FoldCreated("s", key=key, spans=[list(span) for span in spans])
+
+
+@pytest.mark.parametrize(
+    ("earlier", "key", "why"),
+    [
+        ([folded("t1", (1, 0, 0))], "t1/i1", "t1/i1 was folded already by 't1'"),
+        ([folded("t3/i1-i2", (3, 1, 2))], "t3/i2-i3", "t3/i2-i3 was folded already by 't3/i1-i2'"),
+        ([folded("t1-t3", (1, 0, 0), (2, 0, 0), (3, 0, 0))], "t3", "t3 was folded already by"),
+        # an earlier fold another covers has given way: the clash names the one in effect
+        (
+            [folded("t3/i1", (3, 1, 1)), folded("t3", (3, 0, 0))],
+            "t3/i1-i2",
+            "t3/i1-i2 was folded already by 't3'",
+        ),
+    ],
+)
+def test_a_key_taking_part_of_an_earlier_fold_is_refused_by_that_folds_key(
+    earlier: list[FoldCreated], key: str, why: str
+) -> None:
+    with pytest.raises(FoldKeyError) as caught:
+        parse_key(key, TURNS, earlier)
+    assert f"fold_session({key!r}) is refused: {why}" in str(caught.value)
+    assert "- t1 (the whole turn) or a range of t1/i1-i2 (2 iterations)" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("earlier", "key", "replaces", "turns", "steps"),
+    [
+        ([folded("t1", (1, 0, 0))], "t1", ("t1",), (), 0),  # a new gist, nothing more leaves
+        ([folded("t3/i1", (3, 1, 1))], "t3/i1-i2", ("t3/i1",), (), 1),
+        ([folded("t3/i1-i2", (3, 1, 2))], "-t3", ("t3/i1-i2",), (1, 2, 3), 0),
+        # a whole turn over some folded steps of it: the earlier gist (of t1 too) stays
+        ([folded("-t3/i2", (1, 0, 0), (2, 0, 0), (3, 1, 2))], "t3", (), (3,), 0),
+        ([folded("t1", (1, 0, 0))], "t3/i1", (), (), 1),
+    ],
+)
+def test_a_key_covering_an_earlier_fold_replaces_it_and_counts_only_what_leaves(
+    earlier: list[FoldCreated],
+    key: str,
+    replaces: tuple[str, ...],
+    turns: tuple[int, ...],
+    steps: int,
+) -> None:
+    plan = parse_key(key, TURNS, earlier)
+    assert plan.replaces == replaces
+    assert (plan.leaving_turns, plan.leaving_steps) == (turns, steps)
+
+
+def test_the_current_turns_key_leaves_out_the_steps_folded_already() -> None:
+    turn = TurnSteps(4, (1, 2, 3, 4, 5, 6), live=6, current=True)
+    assert settled_steps_key(turn, set()) == "t4/i1-"
+    assert settled_steps_key(turn, {1}) == "t4/i2-"
+    assert settled_steps_key(turn, {2, 3}) == "t4/i1,t4/i4-"
+    assert settled_steps_key(turn, {5}) == "t4/i1-i4"
+    assert settled_steps_key(turn, {1, 2, 3, 4, 5}) is None
+    plan = parse_key("t4/i1,t4/i4-", {4: turn}, [folded("t4/i2-i3", (4, 2, 3))])
+    assert (plan.replaces, plan.leaving_steps) == ((), 3)

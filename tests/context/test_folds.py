@@ -197,3 +197,49 @@ async def test_the_receipt_is_pending_then_measured_in_session_and_read_session(
             "fold_count": 2,
         }
     }
+
+
+async def test_a_fold_taking_part_of_an_earlier_one_is_refused_by_its_key(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Steps an earlier fold took are not taken again: both gists would stand and the receipt
+    would count steps that had left already. A fold that covers the earlier one replaces it,
+    and its receipt counts only what left now."""
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            *HISTORY,
+            {"code": "print(await fold_session('t1', 'WHOLE'))"},
+            {"code": "print(await fold_session('t1/i1', 'AGAIN'))"},
+            {"code": "print(await fold_session('t2/i1-i2', 'FIRST'))"},
+            {"code": "print(await fold_session('t2/i2-i3', 'SECOND'))"},
+            {"code": "print(await fold_session('t1', 'NEW'))"},
+            {"code": "print(await fold_session('t2', 'TWO'))"},
+            {"text": "answer three"},
+        ],
+    )
+    host = await open_host(workspace, script)
+    try:
+        session = await host.new_session()
+        events = await run_turns(session, *REQUESTS, "third request")
+        text = joined(received(session)[-1])
+        folds = host.store.folds(session.id)
+    finally:
+        await host.close()
+    blocks = [e for e in events if isinstance(e, BlockFinished)][-6:]
+    assert blocks[
+        1
+    ].error and "fold_session('t1/i1') is refused: t1/i1 was folded already by 't1'" in (
+        blocks[1].error
+    )
+    assert blocks[3].error and "t2/i2-i3 was folded already by 't2/i1-i2'" in blocks[3].error
+    assert "- t2 (the whole turn) or a range of t2/i1-i3" in blocks[3].error
+    assert blocks[4].stdout.startswith("Folded t1: nothing more left the active context")
+    assert "it replaces the earlier fold 't1'; your gist came in" in blocks[4].stdout
+    assert blocks[5].stdout.startswith(
+        "Folded t2: 1 turn (request and answer too) left the active context"
+    )
+    assert "it replaces the earlier fold 't2/i1-i2'" in blocks[5].stdout
+    assert [f.key for f in folds] == ["t1", "t2/i1-i2", "t1", "t2"]
+    assert text.count("[folded") == 2
+    assert "[folded t1] NEW" in text and "[folded t2] TWO" in text

@@ -131,3 +131,39 @@ async def test_the_hint_says_so_when_every_settled_turn_is_folded(
         "every settled turn is folded already, so what is left is the gists and the live step; "
         "/new starts a session with none of it."
     ), hint
+
+
+async def test_the_hint_key_for_the_current_turn_folds_only_steps_not_folded_yet(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """After ``-t2/i1`` (turn 1 and a step of this turn), the hint named ``t2/i1-``: a key
+    taking part of that fold, which fold_session refuses."""
+    use_hint = (
+        "import re\n"
+        "hint = session['utilization']['hint']\n"
+        "print(hint)\n"
+        "print(await fold_session(re.search(r'fold_session\\(\"([^\"]+)\"', hint)[1], 'rest'))"
+    )
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            {"text": "answer one"},
+            {"code": "print('a')"},
+            {"code": "print('b')"},
+            {"code": "await fold_session('-t2/i1', 'gist')"},
+            {"code": use_hint, "usage": {"input": 160_000, "output": 10}},
+            {"code": "print(session['utilization']['hint'])", "usage": {"input": 150_000}},
+            {"text": "ok"},
+        ],
+    )
+    host = await open_host(workspace, script)
+    try:
+        session = await host.new_session()
+        events = await run_turns(session, "one", "two")
+    finally:
+        await host.close()
+    block, after = [e for e in events if isinstance(e, BlockFinished)][-2:]
+    assert block.error is None, block.error
+    assert 'every earlier turn is folded; fold_session("t2/i2-", gist) folds' in block.stdout
+    assert "Folded t2/i2-: 2 steps left the active context" in block.stdout
+    assert 'fold_session("t2/i4-", gist) folds the settled steps' in after.stdout

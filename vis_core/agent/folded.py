@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from vis_core.events import ANSWER_SLOT as ANSWER
@@ -32,10 +32,14 @@ class FoldOwners:
         return step if whole is None else max(step, whole)
 
 
-def _coverage(fold: FoldCreated) -> tuple[set[int], set[Tag]]:
+Coverage = tuple[set[int], set[Tag]]  # whole turns, and single steps
+
+
+def coverage(spans: Iterable[Sequence[int]]) -> Coverage:
+    """What ``spans`` fold: whole turns, and single steps."""
     turns: set[int] = set()
     steps: set[Tag] = set()
-    for position, first, last in fold.spans:
+    for position, first, last in spans:
         if first == 0:
             turns.add(position)
         else:
@@ -43,10 +47,8 @@ def _coverage(fold: FoldCreated) -> tuple[set[int], set[Tag]]:
     return turns, steps
 
 
-Coverage = tuple[set[int], set[Tag]]
-
-
-def _covers(later: Coverage, earlier: Coverage) -> bool:
+def covers(later: Coverage, earlier: Coverage) -> bool:
+    """Whether ``later`` folds everything ``earlier`` folds (its gist then stands no more)."""
     turns, steps = later
     old_turns, old_steps = earlier
     return old_turns <= turns and all(p in turns or (p, i) in steps for p, i in old_steps)
@@ -57,11 +59,11 @@ def fold_owners(folds: Sequence[FoldCreated]) -> FoldOwners:
     turns: dict[int, int] = {}
     for number, fold in enumerate(folds):
         _claim(steps, turns, fold, number)
-    coverages = [_coverage(fold) for fold in folds]
+    coverages = [coverage(fold.spans) for fold in folds]
     active = tuple(
         n
-        for n, coverage in enumerate(coverages)
-        if not any(_covers(later, coverage) for later in coverages[n + 1 :])
+        for n, earlier in enumerate(coverages)
+        if not any(covers(later, earlier) for later in coverages[n + 1 :])
     )
     return FoldOwners(steps, turns, active)
 
@@ -73,8 +75,8 @@ def with_fold(owners: FoldOwners, folds: Sequence[FoldCreated]) -> FoldOwners:
     newest = folds[number]
     steps, turns = dict(owners.steps), dict(owners.turns)
     _claim(steps, turns, newest, number)
-    coverage = _coverage(newest)
-    active = tuple(n for n in owners.active if not _covers(coverage, _coverage(folds[n])))
+    spanned = coverage(newest.spans)
+    active = tuple(n for n in owners.active if not covers(spanned, coverage(folds[n].spans)))
     return FoldOwners(steps, turns, (*active, number))
 
 

@@ -27,9 +27,10 @@ async def fold_session(key: str, gist: str | None = None) -> str:
     each turn. A turn key (or a range covering a whole earlier turn) also removes that turn's
     request and answer. `gist` (conclusions, open questions, relevant files, test state)
     stands in their place; without it the steps simply leave. A fold that covers an earlier
-    fold replaces its gist. You cannot fold the live step, and there is no inline undo; the
-    history stays saved (`read_session()` shows it). Returns the receipt with a local
-    estimate of what left.
+    fold replaces its gist; one that takes again steps an earlier fold holds, without covering
+    it, is refused. You cannot fold the live step, and there is no inline undo; the history
+    stays saved (`read_session()` shows it). Returns the receipt with a local estimate of
+    what left.
     """
     from vis_core.agent.session import AgentSession
 
@@ -41,7 +42,7 @@ async def fold_session(key: str, gist: str | None = None) -> str:
         raise TypeError(f"fold_session: gist must be text or None, not {type(gist).__name__}")
     iteration_id = call.iteration_id
     turns = turn_steps(session.conversation, iteration_id)
-    plan = parse_key(key, turns)
+    plan = parse_key(key, turns, session.conversation.folds)
     turn_id = call.turn_id or ""
     fold = build_fold(
         session,

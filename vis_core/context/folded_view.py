@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vis_core.context.folding import describe_spans
+from vis_core.context.keys import describe_spans
 from vis_core.tools.display import plural
 
 SHOWN_LINES = 6  # of each request, code, output and answer (the transcript has them whole)

@@ -10,7 +10,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from vis_core.agent.folded import gist_message
-from vis_core.context.keys import FoldPlan, TurnSteps, turn_runs
+from vis_core.context.keys import FoldPlan, TurnSteps
 from vis_core.events import Event, FoldCreated
 from vis_core.model.conversation import Message
 from vis_core.providers.common import estimate_tokens
@@ -103,39 +103,29 @@ def gist_tokens(fold: FoldCreated) -> int:
     return estimate_tokens(message_chars([gist_message(fold)])) if fold.gist else 0
 
 
-def describe_spans(spans: Sequence[Sequence[int]]) -> str:
-    """``t1-t60, t61/i3-i5``: what a fold covers, for people (and a key ``fold_session`` takes,
-    without the spaces)."""
-    parts: list[str] = []
-    whole: list[int] = []  # whole turns in a row: one range
-    for position, first, last in spans:
-        if first == 0:
-            whole.append(position)
-            continue
-        parts.extend(turn_runs(whole))
-        whole = []
-        parts.append(f"t{position}/i{first}" if first == last else f"t{position}/i{first}-i{last}")
-    parts.extend(turn_runs(whole))
-    return ", ".join(parts)
-
-
 def receipt(fold: FoldCreated, plan: FoldPlan) -> str:
-    """What ``fold_session`` returns: what left, the local estimate, and what happens next."""
-    whole = len(plan.whole_turns)
-    steps = plan.step_count
+    """What ``fold_session`` returns: what left (not what earlier folds took out already),
+    the earlier folds it replaces, the local estimate, and what happens next."""
+    whole = len(plan.leaving_turns)
+    steps = plan.leaving_steps
     parts = []
     if whole:
         parts.append(f"{whole} turn{'s' if whole != 1 else ''} (request and answer too)")
     if steps:
         parts.append(f"{steps} step{'s' if steps != 1 else ''}")
+    left = " and ".join(parts) if parts else "nothing more"
+    replaced = ""
+    if plan.replaces:
+        keys = ", ".join(repr(key) for key in plan.replaces)
+        replaced = f"; it replaces the earlier fold{'s' if len(plan.replaces) > 1 else ''} {keys}"
     came = (
         f"your gist came in (~{gist_tokens(fold):,} tokens)"
         if fold.gist
         else "no gist came in their place"
     )
     return (
-        f"Folded {fold.key}: {' and '.join(parts)} left the active context "
-        f"(~{fold.removed_tokens:,} tokens by local estimate); {came}. History is still "
-        "saved; there is no inline undo. The next response measures the input change of the "
-        'whole request (session["request_health"]["fold_measurement"]).'
+        f"Folded {fold.key}: {left} left the active context "
+        f"(~{fold.removed_tokens:,} tokens by local estimate){replaced}; {came}. History is "
+        "still saved; there is no inline undo. The next response measures the input change of "
+        'the whole request (session["request_health"]["fold_measurement"]).'
     )

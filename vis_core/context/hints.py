@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from vis_core.context.folding import turn_steps
-from vis_core.context.keys import unfolded_turns_key
+from vis_core.context.keys import settled_steps_key, unfolded_turns_key
 
 HINT_FROM = 0.75  # the hint starts at 75 % of the soft budget
 ASK_FROM = 0.90  # from 90 % it asks for a fold before the next answer
@@ -21,7 +21,8 @@ def hint_text(
     all_folded: bool = False,
 ) -> str | None:
     """The hint for ``tokens`` of ``budget``; ``key`` folds every unfolded earlier turn.
-    ``all_folded``: every turn that ended is folded whole (nothing settled is left to fold)."""
+    ``all_folded``: every settled step is folded, every turn that ended whole (nothing settled
+    is left to fold)."""
     if budget <= 0 or tokens < budget * HINT_FROM:
         return None
     share = f"{tokens * 100 // budget}% of the soft budget ({tokens:,} of {budget:,} input tokens)"
@@ -66,16 +67,29 @@ def utilization(session: Any, live_iteration: str | None = None) -> dict[str, An
     # between turns, the newest turn is an earlier one of the next request
     key = unfolded_turns_key(turns, whole, current if live else current + 1)
     current_key = None
-    if live and turns[current].settled:
-        current_key = f"t{current}/i{turns[current].settled[0]}-"
+    if live:
+        current_key = settled_steps_key(turns[current], folded_steps(conversation, current))
     ended = [position for position, steps in turns.items() if not steps.current]
-    all_folded = bool(ended) and all(position in whole for position in ended)
+    # something settled, and all of it is folded (no key names the current turn's steps)
+    settled = bool(ended) or (live and bool(turns[current].settled))
+    all_folded = settled and all(position in whole for position in ended)
     hint = hint_text(
         tokens, budget, key, current_key, has_earlier=len(turns) > 1, all_folded=all_folded
     )
     if hint is not None:
         data["hint"] = hint
     return data
+
+
+def folded_steps(conversation: Any, position: int) -> set[int]:
+    """Indices of the steps of turn ``position`` some fold removed."""
+    return {
+        index
+        for fold in conversation.folds
+        for p, first, last in fold.spans
+        if p == position and first
+        for index in range(first, last + 1)
+    }
 
 
 def folded_whole_turns(conversation: Any) -> set[int]:

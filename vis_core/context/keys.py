@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from vis_core.agent.folded import Coverage, coverage, covers, fold_owners
+from vis_core.events import FoldCreated
 
 # One part of a key. ``-tN`` / ``-tN/iM``: everything through; ``tN``: a turn; ``tA-tB``: the
 # turns A to B; ``tN/iA-iB``: a range; ``tN/iA-``: settled steps since iA; ``tN/iA``: one iteration.
@@ -44,18 +47,30 @@ class TurnSteps:
 
 @dataclass(frozen=True)
 class FoldPlan:
-    """A parsed key: its spans, and the whole turns it removes (request and answer too)."""
+    """A parsed key: its spans, what of them the earlier folds in effect hold already, and
+    the keys of those it covers whole (their gists give way to its own)."""
 
     key: str
     spans: tuple[Span, ...] = field(default_factory=tuple)
+    held: Coverage = field(default_factory=lambda: (set(), set()))
+    replaces: tuple[str, ...] = ()
 
     @property
-    def whole_turns(self) -> tuple[int, ...]:
-        return tuple(p for p, first, _ in self.spans if first == 0)
+    def leaving_turns(self) -> tuple[int, ...]:
+        """The whole turns that leave the context now (request and answer too)."""
+        return tuple(p for p, first, _ in self.spans if first == 0 and p not in self.held[0])
 
     @property
-    def step_count(self) -> int:
-        return sum(last - first + 1 for _, first, last in self.spans if first)
+    def leaving_steps(self) -> int:
+        """How many steps of its ranges leave the context now."""
+        turns, steps = self.held
+        return sum(
+            1
+            for p, first, last in self.spans
+            if first and p not in turns
+            for i in range(first, last + 1)
+            if (p, i) not in steps
+        )
 
 
 def _range_text(indices: Sequence[int]) -> str:
@@ -213,8 +228,11 @@ def _overlap(a: Span, b: Span) -> bool:
     return a[1] <= b[2] and b[1] <= a[2]
 
 
-def parse_key(key: object, turns: Mapping[int, TurnSteps]) -> FoldPlan:
-    """The spans ``key`` folds in a session whose turns are ``turns``; FoldKeyError if not."""
+def parse_key(
+    key: object, turns: Mapping[int, TurnSteps], folds: Sequence[FoldCreated] = ()
+) -> FoldPlan:
+    """The spans ``key`` folds in a session whose turns are ``turns`` and whose earlier folds
+    are ``folds``; FoldKeyError if not (see :func:`_over`)."""
     if not isinstance(key, str):
         raise FoldKeyError(
             f"fold_session: key must be text such as 't2' or '-t3/i9', not {type(key).__name__}"
@@ -237,7 +255,53 @@ def parse_key(key: object, turns: Mapping[int, TurnSteps]) -> FoldPlan:
                 )
             spans.append(span)
     spans.sort()
-    return FoldPlan(text, tuple(spans))
+    return _over(FoldPlan(text, tuple(spans)), folds, key, turns)
+
+
+def _clash(spans: Sequence[Span], earlier: Coverage) -> Span | None:
+    """The first of ``spans`` that takes again what ``earlier`` folded: a turn it folded
+    whole, or one of its steps. A whole turn over some folded steps of it is no clash: the
+    turn's request, answer and other steps leave, and the earlier gist stays."""
+    turns, steps = earlier
+    for span in spans:
+        position, first, last = span
+        if position in turns or (
+            first and any((position, i) in steps for i in range(first, last + 1))
+        ):
+            return span
+    return None
+
+
+def _over(
+    plan: FoldPlan, folds: Sequence[FoldCreated], key: str, turns: Mapping[int, TurnSteps]
+) -> FoldPlan:
+    """``plan`` over the earlier folds in effect: one it covers whole gives way to it (the
+    same steps with a new gist, or more); one it takes part of again (:func:`_clash`) without
+    covering it refuses it, by that fold's key, since both gists would stand for what has
+    left already."""
+    if not folds:
+        return plan
+    new = coverage(plan.spans)
+    held: Coverage = (set(), set())
+    replaces: list[str] = []
+    for number in fold_owners(folds).active:
+        earlier = folds[number]
+        old = coverage(earlier.spans)
+        held[0].update(old[0])
+        held[1].update(old[1])
+        if covers(new, old):
+            replaces.append(earlier.key)
+            continue
+        clash = _clash(plan.spans, old)
+        if clash is not None:
+            raise _refuse(
+                key,
+                f"{describe_spans([clash])} was folded already by {earlier.key!r}, which stays; "
+                "fold only what no fold holds yet, or a key that covers that whole fold "
+                "(its gist is then replaced)",
+                turns,
+            )
+    return replace(plan, held=held, replaces=tuple(replaces))
 
 
 def unfolded_turns_key(
@@ -255,6 +319,26 @@ def unfolded_turns_key(
     return ",".join(turn_runs(open_turns))
 
 
+def settled_steps_key(turn: TurnSteps, folded: set[int]) -> str | None:
+    """The key that folds the settled steps of the current ``turn`` that no fold holds yet
+    (``folded``: iteration indices): ``t4/i1-``, or its runs such as ``t4/i1,t4/i4-``; None
+    without one. It never takes part of an earlier fold, so that fold's gist stays."""
+    runs: list[list[int]] = []
+    for index in turn.settled:
+        if index in folded:
+            continue
+        if runs and index == runs[-1][-1] + 1:
+            runs[-1].append(index)
+        else:
+            runs.append([index])
+    name = f"t{turn.position}"
+    parts = [
+        f"{name}/i{run[0]}-" if run[-1] == turn.settled[-1] else f"{name}/{_range_text(run)}"
+        for run in runs
+    ]
+    return ",".join(parts) or None
+
+
 def turn_runs(positions: Sequence[int]) -> list[str]:
     """Key parts naming whole turns: ``t4``, and ``t1-t60`` for three or more in a row."""
     parts: list[str] = []
@@ -269,3 +353,19 @@ def turn_runs(positions: Sequence[int]) -> list[str]:
         if position is not None:
             run.append(position)
     return parts
+
+
+def describe_spans(spans: Sequence[Sequence[int]]) -> str:
+    """``t1-t60, t61/i3-i5``: what a fold covers, for people (and a key ``fold_session`` takes,
+    without the spaces)."""
+    parts: list[str] = []
+    whole: list[int] = []  # whole turns in a row: one range
+    for position, first, last in spans:
+        if first == 0:
+            whole.append(position)
+            continue
+        parts.extend(turn_runs(whole))
+        whole = []
+        parts.append(f"t{position}/i{first}" if first == last else f"t{position}/i{first}-i{last}")
+    parts.extend(turn_runs(whole))
+    return ", ".join(parts)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from vis_core.context.folding import describe_spans, message_chars
+from vis_core.context.folding import message_chars
+from vis_core.context.keys import describe_spans
 from vis_core.providers.common import estimate_tokens
 from vis_core.store.folds import MeasurementStatus
 from vis_core.text_limits import one_line

@@ -5,16 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from vis_core.context.folding import (
-    FoldOrigin,
-    build_fold,
-    describe_spans,
-    message_chars,
-    turn_steps,
-)
+from vis_core.context.folding import FoldOrigin, build_fold, message_chars, turn_steps
 from vis_core.context.gist import WrittenGist, write_gist
 from vis_core.context.hints import ASK_FROM, folded_whole_turns, utilization
-from vis_core.context.keys import FoldPlan, Span
+from vis_core.context.keys import FoldPlan, Span, describe_spans
 from vis_core.events import ANSWER_SLOT as ANSWER
 from vis_core.events import REQUEST_SLOT as REQUEST
 from vis_core.events import ContextNote, FoldCreated, Notification, UsageReported

@@ -60,6 +60,8 @@ def test_each_key_form_becomes_its_spans(key: str, spans: list[tuple[int, int, i
         ("t3-t1", "the range t3-t1 ends before it starts"),
         ("t2-t9", "there is no turn t5 (the turns are t1-t4)"),
         ("t1-t2,t2", "commas join disjoint ranges"),
+        ("t01", "write 't1', not 't01': numbers have no leading zeros"),
+        ("-t3/i02", "write '-t3/i2', not '-t3/i02'"),
     ],
 )
 def test_a_bad_key_is_refused_with_the_valid_keys_of_every_turn(key: str, why: str) -> None:

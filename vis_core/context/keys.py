@@ -186,6 +186,9 @@ def _part(text: str, key: str, turns: Mapping[int, TurnSteps]) -> list[Span]:
             "and join disjoint ranges with commas",
             turns,
         )
+    if any(number.startswith("0") and number != "0" for number in re.findall(r"\d+", text)):
+        fixed = re.sub(r"\d+", lambda number: str(int(number[0])), text)
+        raise _refuse(key, f"write {fixed!r}, not {text!r}: numbers have no leading zeros", turns)
     if match["through"] is not None:
         position = int(match["through"])
         last_turn = _turn(position, key, turns)

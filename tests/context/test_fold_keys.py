@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from vis_core.context.hints import hint_text
 from vis_core.context.keys import (
     FoldKeyError,
     TurnSteps,
@@ -158,3 +159,10 @@ def test_the_current_turns_key_leaves_out_the_steps_folded_already() -> None:
     assert settled_steps_key(turn, {1, 2, 3, 4, 5}) is None
     plan = parse_key("t4/i1,t4/i4-", {4: turn}, [folded("t4/i2-i3", (4, 2, 3))])
     assert (plan.replaces, plan.leaving_steps) == ((), 3)
+
+
+def test_the_hint_never_says_100_percent_above_the_budget() -> None:
+    hint = hint_text(2_711, 2_700, "-t1", None) or ""
+    assert hint.startswith("Context is above the soft budget: 101% of the soft budget (2,711 of")
+    assert (hint_text(2_700, 2_700, "-t1", None) or "").startswith("Context is at 100% of")
+    assert (hint_text(2_699, 2_700, "-t1", None) or "").startswith("Context is at 99% of")

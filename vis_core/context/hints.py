@@ -11,6 +11,13 @@ HINT_FROM = 0.75  # the hint starts at 75 % of the soft budget
 ASK_FROM = 0.90  # from 90 % it asks for a fold before the next answer
 
 
+def percent(tokens: int, budget: int) -> int:
+    """``tokens`` as a whole percentage of ``budget``, rounded down but up above it: an
+    input over the budget never reads as 100 %."""
+    share, rest = divmod(tokens * 100, budget)
+    return share + 1 if rest and tokens > budget else share
+
+
 def hint_text(
     tokens: int,
     budget: int,
@@ -25,7 +32,7 @@ def hint_text(
     is left to fold)."""
     if budget <= 0 or tokens < budget * HINT_FROM:
         return None
-    share = f"{tokens * 100 // budget}% of the soft budget ({tokens:,} of {budget:,} input tokens)"
+    share = f"{percent(tokens, budget)}% of the soft budget ({tokens:,} of {budget:,} input tokens)"
     if key is not None:
         fold = f'fold_session("{key}", gist) folds every earlier turn not folded yet'
     elif current_key is not None:

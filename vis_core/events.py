@@ -341,12 +341,19 @@ class BackgroundCommandEnded(Event):
 @dataclass(frozen=True)
 class ContextNote(Event):
     """A note Vis adds to the model's next request: the context budget's hint from 90 %
-    (``topic`` ``utilization``), the MCP servers section when it changed (``mcp_servers``).
-    It follows the latest tool result or the turn's request, so the cached prefix stays."""
+    (``topic`` ``utilization``, until the next fold), the MCP servers section when it changed
+    (``mcp_servers``). It follows the latest tool result or the turn's request, so the cached
+    prefix stays."""
 
     turn_id: str = ""
     topic: str = ""
     text: str = ""
+
+    @property
+    def until_fold(self) -> bool:
+        """Whether the next fold retires it: the budget's hint asks for one, and its numbers
+        predate it (the stored note stays; a new one follows while the budget calls for it)."""
+        return self.topic == "utilization"
 
     def summary(self, limit: int = 160) -> str:
         """One line for people: what Vis told the model."""

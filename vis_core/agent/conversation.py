@@ -154,6 +154,8 @@ class ConversationBuilder:
         # (a fold's receipt measures the request with it, then without it)
         self._before: tuple[FoldSet, FoldOwners, list[int | None]] | None = None
         self._context: list[str] = []  # what came before the next request (the person's, Vis's)
+        # notes the next fold retires: (message index, the text added, how many folds before)
+        self._until_fold: list[tuple[int, str, int]] = []
         self._unanswered: dict[str, None] = {}  # tool call ids without a result, in call order
         self._person_images: dict[int, list[str]] = {}  # request message index -> attachment ids
         self._loaded: dict[str, ImagePart | None] = {}  # attachment id -> the image, once read
@@ -221,17 +223,34 @@ class ConversationBuilder:
             self._context.append(event.text())
 
     def _on_ContextNote(self, event: ContextNote) -> None:
-        self._note(event.text, event.turn_id)
+        added = self._note(event.text, event.turn_id)
+        if event.until_fold:
+            self._until_fold.append((len(self.messages) - 1, added, len(self.folds)))
 
-    def _note(self, text: str, turn_id: str) -> None:
+    def _note(self, text: str, turn_id: str) -> str:
         """A note for the model goes with the next request: after the latest block's result
         or the turn's request (one user message either way, and no earlier message changes,
-        so the cached prefix stays), else as a message of its own."""
+        so the cached prefix stays), else as a message of its own. Returns the text added."""
         last = self.messages[-1] if self.messages else None
         if last is not None and last.role in ("user", "tool"):
             self.messages[-1] = replace(last, text=f"{last.text}\n\n{text}")
-            return
+            return f"\n\n{text}"
         self._append(Message("user", text), (self._position(turn_id), ANSWER))
+        return text
+
+    def _retired_notes(self, messages: list[Message]) -> set[int]:
+        """Take the notes a later fold retired out of ``messages`` (that fold changed the
+        request already, so the cache loses little); the indices of those that were a message
+        of their own."""
+        alone: set[int] = set()
+        for index, added, folds in self._until_fold:
+            if folds < len(self.folds):
+                message = messages[index]
+                if message.text == added:
+                    alone.add(index)
+                else:
+                    messages[index] = replace(message, text=message.text.replace(added, "", 1))
+        return alone
 
     def _on_FoldCreated(self, event: FoldCreated) -> None:
         self.folds.append(event)
@@ -322,12 +341,15 @@ class ConversationBuilder:
                 else:
                     images.append(image)
             messages[index] = replace(message, text=text, images=tuple(images))
-        if self.folds:
-            owners = self._fold_owners()
-            return apply_folds(
-                messages, self.tags, self.call_tags, self.folds, owners, self._fold_verdicts(owners)
-            )
-        return messages
+        if not self.folds:
+            return messages
+        owners = self._fold_owners()
+        tags, verdicts = self.tags, self._fold_verdicts(owners)
+        if alone := self._retired_notes(messages):
+            kept = [index for index in range(len(messages)) if index not in alone]
+            messages = [messages[index] for index in kept]
+            tags, verdicts = [tags[index] for index in kept], [verdicts[index] for index in kept]
+        return apply_folds(messages, tags, self.call_tags, self.folds, owners, verdicts)
 
     def _fold_verdicts(self, owners: FoldOwners) -> list[int | None]:
         """Each message's fold verdict, computed once per fold set; the last message (it may

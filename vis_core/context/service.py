@@ -23,15 +23,17 @@ class SessionContext:
     """The ``ContextPort`` of agent sessions: each call names the session it works on."""
 
     def __init__(self) -> None:
-        self._noted: tuple[bool, str] | None = None  # (above the budget, hint key) last noted
+        # (above the budget, hint key, folds made) when last noted: a fold retires the note
+        self._noted: tuple[bool, str, int] | None = None
 
     def utilization(self, session: Any) -> dict[str, Any]:
         return utilization(session)
 
     def notes(self, session: Any, turn_id: str) -> list[ContextNote]:
         """What the next request carries besides the transcript: from 90 % of the soft budget
-        the hint with its fold key, once per level and key (not again before a new measurement
-        after a fold, which the hint's numbers predate)."""
+        the hint with its fold key, once per level and key until a fold retires it (then again
+        while the budget calls for it, but not before a new measurement after the fold, which
+        the hint's numbers would predate)."""
         tokens, budget = int(session.context_tokens), int(session.context_budget)
         if budget <= 0 or tokens < budget * ASK_FROM:
             self._noted = None
@@ -42,7 +44,7 @@ class SessionContext:
         hint = utilization(session).get("hint")
         if hint is None:
             return []
-        level = (tokens > budget, hint.rsplit(": ", 1)[-1])
+        level = (tokens > budget, hint.rsplit(": ", 1)[-1], len(folds))
         if level == self._noted:
             return []
         self._noted = level

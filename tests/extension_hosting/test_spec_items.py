@@ -132,6 +132,9 @@ async def test_doc_reads_a_session_helper_and_defs(
     assert helper.startswith("summarize_rows(rows, limit=<int>)")
     assert "Summarize rows by column." in helper and "Longer explanation" in helper
     assert defs.startswith("defs(") and "List, search and read session helpers" in defs
+    # whole in itself: it pointed at a "session-helpers guide" that doc() could not read
+    assert "guide" not in defs
+    assert "restored helper" in defs and "not saved" in defs and "`del name` removes it" in defs
     assert "cat" in cat  # tools still come from the host's doc
 
 

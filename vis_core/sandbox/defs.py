@@ -149,12 +149,20 @@ def make_defs(state: SessionState) -> Callable[..., str]:
         offset: int = 0,
         details: bool = False,
     ) -> str:
-        """List, search and read session helpers and variables (see the session-helpers guide).
+        """List, search and read session helpers and variables.
 
-        defs() lists helpers (call hint and docstring gist) then variables (type and size).
+        defs() lists up to 20 helpers alphabetically (call hint and docstring gist; a hint
+        shows a default's type, not its value, and is not source), then variables (type and
+        size, never values); rows mark a restored helper and a value that is not saved.
         defs(pattern=..., limit=20, offset=0) filters by a case-sensitive regex over names,
-        gists and variable types. defs("name") returns a helper's source (a variable's row);
-        defs("name", details=True) adds origin, source SHA-256 and the names it uses.
+        gists and variable types; limit is 1-100, and a larger offset pages on.
+        defs("name") returns a helper's unchanged source (a variable's row);
+        defs("name", details=True) adds origin, source SHA-256 and up to 20 global or
+        captured names it uses (hints, not proof of dependencies).
+        doc("name") returns a helper's whole docstring; helpers are not in apropos. Vis saves
+        helpers and variables after each block and restores them in a new sandbox: defining
+        a name again replaces its saved copy, `del name` removes it (check its aliases and
+        callers first: references do not update).
         """
         regex = _check_paging(pattern, limit, offset)
         if name is not None:

@@ -15,6 +15,7 @@ from vis_core.events import (
     ActivityStarted,
     AssistantMessage,
     BlockFinished,
+    ContextNote,
     IterationStarted,
     SessionCreated,
     TurnEnded,
@@ -142,6 +143,34 @@ def test_an_export_says_the_undo_after_a_turn(workspace: Path, fmt: ExportFormat
     assert "Undid the file changes of turn 1" in text
     assert text.index("Undid the file changes") > text.index("notes.txt")
     assert "deleted `notes.txt` (created by the turn)" in text
+
+
+@pytest.mark.parametrize("fmt", [ExportFormat.MD, ExportFormat.HTML])
+def test_an_export_says_what_vis_told_the_model(workspace: Path, fmt: ExportFormat) -> None:
+    """The app shows "⋯ Vis told the model: …" where a note went with a request, and the JSON
+    export has the note; Markdown and HTML left it out. They say it now, the hint whole."""
+    store, sid = _store_session(workspace)
+    hint = (
+        "[Vis: Context is at 92% of the soft budget (185,000 of 200,000 input tokens). Fold "
+        'settled work before the next answer: fold_session("-t1", gist) folds every earlier '
+        'turn not folded yet. session["utilization"] has the numbers.]'
+    )
+    store.append_many(
+        [
+            TurnStarted(sid, turn_id="t2", position=2, request="go on"),
+            ContextNote(sid, turn_id="t2", topic="utilization", text=hint),
+            ContextNote(sid, turn_id="t2", topic="mcp_servers", text="[Vis: MCP servers …]"),
+            TurnEnded(sid, turn_id="t2", status=TurnStatus.COMPLETED),
+        ]
+    )
+    row = store.get_session(sid)
+    assert row is not None
+    text = export_session(store, row, fmt).replace("&quot;", '"')
+    told = "⋯ Vis told the model: Context is at 92% of the soft budget (185,000 of 200,000"
+    assert told in text
+    assert 'fold_session("-t1", gist) folds every earlier turn not folded yet.' in text
+    assert "⋯ Vis told the model the MCP servers section changed" in text
+    assert text.index(told) > text.index("go on")  # in the turn whose request carried it
 
 
 def test_json_is_the_sessions_api_snapshot_with_secrets_redacted(workspace: Path) -> None:

@@ -15,4 +15,5 @@ class StoryKind(StrEnum):
     FOLD = "fold"  # a fold made in the turn
     BACKGROUND = "background"  # a command left running that reported its end
     DRAFT = "draft"  # entering or leaving a draft
+    NOTE = "note"  # what Vis told the model with a request (the budget's hint, MCP changes)
     ACTIVITY = "activity"  # one Activity

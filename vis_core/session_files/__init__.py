@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from vis_core.events import ContextNote
 from vis_core.model.activity import from_plain, outcome_failed, receipts_of
 from vis_core.model.block import PYTHON_EXECUTION
 from vis_core.model.notes import background_line
@@ -221,10 +222,19 @@ def _entries(turn: StoredTurn) -> dict[str, Entry | None]:
     return entries
 
 
+def _told_model(data: dict[str, Any]) -> str:
+    """What Vis told the model (a stored ``ContextNote``) as the transcript's line says it,
+    but whole: an export has room for the hint's fold key."""
+    text = str(data.get("text") or "")
+    note = ContextNote(str(data.get("session_id") or ""), topic=str(data.get("topic")), text=text)
+    return f"⋯ {note.summary(max(len(text), 160))}"
+
+
 # the one-line notes of a turn's story, as the transcript shows them
 _NOTES: dict[StoryKind, Callable[[Any], str]] = {
     StoryKind.DRAFT: lambda text: f"✎ {text}",
     StoryKind.BACKGROUND: background_line,
+    StoryKind.NOTE: _told_model,
 }
 
 

@@ -109,6 +109,7 @@ _READ = (
     "DraftChanged",
     "FoldCreated",
     "BackgroundCommandEnded",
+    "ContextNote",
 )
 _ACTIVITIES = (  # the last state of each Activity, at the place of its first event
     "SELECT a.pos, e.data FROM activities AS a JOIN events AS e ON e.seq = a.seq "
@@ -208,6 +209,8 @@ def _event(
         turn.story.append((StoryKind.DRAFT, str(data["text"])))
     elif kind == "BackgroundCommandEnded":  # told to the model with this turn's request
         turn.story.append((StoryKind.BACKGROUND, data))
+    elif kind == "ContextNote":
+        turn.story.append((StoryKind.NOTE, data))
 
 
 def _activity(

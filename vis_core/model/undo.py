@@ -17,10 +17,10 @@ class FolderTooBig(OSError):
 
 @dataclass(frozen=True)
 class Listed:
-    """One listing of the workspace: each file's (size, mtime_ns, mode) and each link's
-    target, by workspace-relative path."""
+    """One listing of the workspace: each file's (size, mtime_ns, mode, ctime_ns, inode) and
+    each link's target, by workspace-relative path."""
 
-    files: dict[str, tuple[int, int, int]]
+    files: dict[str, tuple[int, ...]]
     links: dict[str, str]
 
 

@@ -456,7 +456,7 @@ def _rewind(copy: Path, recorded: StoredSession, checkpoints_dir: Path) -> list[
             if rel not in first:  # the session created it
                 kept.files.unlink(rel)
                 continue
-            _size, _mtime, mode, digest = first[rel]
+            _size, _mtime, mode, digest = first[rel][:4]
             data = kept.kept_bytes(digest) if digest is not None else None
             if data is None:
                 missed.append(rel)

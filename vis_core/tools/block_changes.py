@@ -1,15 +1,17 @@
 """The files each block created, changed or removed, with diffs, from the `/undo` checkpoints.
 
 A turn's checkpoint records every file before the turn's first block. After each block the
-workspace is listed again (sizes, times and modes only); a file whose size, time or mode
-moved, a new file and a missing one are the block's changes. The bytes before come from the
-checkpoint (or from what an earlier block of the turn left, kept here), the bytes after from
-the file itself, read without following links. Diffs are bounded: binary files and large
-ones are named, not diffed, each diff is cut, and so are all of one block's (a block that
-writes hundreds of files stores a bounded row); a file whose bytes before the turn were not
-kept says that ``/undo`` cannot restore it. Links are listed too (made, retargeted, removed,
-or a file replaced by one), their target shown as text, never followed; when the turn's
-checkpoint recorded no links (too many), each says that ``/undo`` cannot restore it.
+workspace is listed again (sizes, times, modes and inodes only); a file whose size, time,
+mode or inode moved (its change time too: a block can put the modification time back, not
+that) and holds other bytes or mode, a new file and a missing one are the block's changes.
+The bytes before come from the checkpoint (or from what an earlier block of the turn left,
+kept here), the bytes after from the file itself, read without following links. Diffs are
+bounded: binary files and large ones are named, not diffed, each diff is cut, and so are all
+of one block's (a block that writes hundreds of files stores a bounded row); a file whose
+bytes before the turn were not kept says that ``/undo`` cannot restore it. Links are listed
+too (made, retargeted, removed, or a file replaced by one), their target shown as text, never
+followed; when the turn's checkpoint recorded no links (too many), each says that ``/undo``
+cannot restore it.
 
 A workspace past the checkpoints' listing limit is not listed: the block says so (its row
 and its result). A turn that began under the limit lists again after each block (each

@@ -5,7 +5,9 @@ Before a turn's first block, direct tool call or ``!command``, every file a sear
 private folder. A file git already holds as it is (tracked, unchanged from the index, same
 line endings, as long as its blob) is not copied: the manifest names its git blob, read back
 only if an undo needs it. Other files' bytes are kept once by content hash; a file unchanged
-since the previous checkpoint (same size and mtime) is not read again. A checkpoint copies a
+since the previous checkpoint (same size, times, mode and inode) is not read again, and one
+of which only the change time, mode or inode moved is read and its hash compared: a block can
+put a file's modification time back after writing it, but not its change time. A checkpoint copies a
 bounded number of files and bytes, newest first: in a big folder (a home folder, a data
 folder) the rest are listed only, and a block that changes one of them says that ``/undo``
 cannot restore it. So the first checkpoint of a session in a clean repository copies next
@@ -122,12 +124,12 @@ def _blob_sizes(workspace: Path, blobs: set[str]) -> dict[str, int]:
     return lengths
 
 
-Listing = dict[str, tuple[int, int, int]]  # relative path: (size, mtime_ns, mode)
-Files = dict[str, list[Any]]  # relative path: [size, mtime_ns, mode, digest]
+Listing = dict[str, tuple[int, ...]]  # relative path: (size, mtime_ns, mode, ctime_ns, inode)
+Files = dict[str, list[Any]]  # relative path: [size, mtime_ns, mode, digest, ctime_ns, inode]
 Changes = dict[str, list[list[Any] | None]]  # relative path: [before, after] (None: no file)
 Links = dict[str, str]  # relative path: the link's target
 LinkChanges = dict[str, list[str | None]]  # relative path: [before, after] (None: no link)
-Left = dict[str, list[Any] | None]  # relative path: [size, mtime_ns, mode] (None: no file)
+Left = dict[str, list[Any] | None]  # relative path: its state as listed (None: no file)
 LeftLinks = dict[str, str | None]  # relative path: target (None: no link)
 T = TypeVar("T")
 
@@ -135,8 +137,9 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class Checkpoint:
     """One turn's checkpoint: the turn, its position, each file's [size, mtime_ns, mode,
-    digest] (digest None: not kept, too large or past the checkpoint's copy budget) and
-    what changed since the previous checkpoint; its links likewise."""
+    digest, ctime_ns, inode] (digest None: not kept, too large or past the checkpoint's copy
+    budget; an older Vis recorded no ctime_ns and inode) and what changed since the previous
+    checkpoint; its links likewise."""
 
     index: int
     turn_id: str
@@ -144,7 +147,7 @@ class Checkpoint:
     taken_at: float
     files: Files
     changes: Changes
-    # the files the turn changed, as it left them ([size, mtime_ns, mode]; None: removed);
+    # the files the turn changed, as it left them (their listed state; None: removed);
     # None: not known (the turn did not end in this Vis, or an older Vis took it)
     left: Left | None = None
     # the workspace's links when it was taken; None: not known (an older Vis took it, or
@@ -193,14 +196,34 @@ def _dict(value: Any) -> Any:
 
 
 def file_states(states: dict[str, os.stat_result]) -> Listing:
-    """What tells a file changed: its size, modification time and mode (``chmod +x`` moves
-    neither of the others)."""
-    return {rel: (st.st_size, st.st_mtime_ns, st.st_mode & 0o7777) for rel, st in states.items()}
+    """What tells a file changed: its size, modification time, mode (``chmod +x`` moves
+    neither of the others), change time and inode. A process can set the modification time
+    back after a write (``os.utime``), never the change time: the kernel moves it on every
+    write, and on a ``chmod``, a rename or a new hard link too, so a file whose change time
+    alone moved may hold the same bytes (compare them)."""
+    return {
+        rel: (st.st_size, st.st_mtime_ns, st.st_mode & 0o7777, st.st_ctime_ns, st.st_ino)
+        for rel, st in states.items()
+    }
+
+
+def recorded(f: list[Any]) -> list[Any]:
+    """The listed state of a checkpoint's file entry (an older Vis's lacks its change time
+    and inode: then its size, modification time and mode)."""
+    return [*f[:3], *f[4:6]]
+
+
+def alike(state: list[Any] | tuple[Any, ...] | None, other: list[Any] | None) -> bool:
+    """Whether two listed states of a file (None: no file) are one, as far as both tell."""
+    if state is None or other is None:
+        return state is other
+    known = min(len(state), len(other))
+    return list(state[:known]) == list(other[:known])
 
 
 def listed(files: Files) -> Listing:
     """A checkpoint's files as :func:`file_states` lists them."""
-    return {rel: (f[0], f[1], f[2]) for rel, f in files.items()}
+    return {rel: tuple(recorded(f)) for rel, f in files.items()}
 
 
 def _spans(numbers: list[int]) -> str:
@@ -400,12 +423,14 @@ class Checkpoints:
         private_dir(self.blobs)
         files: Files = {}
         sizes: dict[str, int] = {}  # new or changed since the previous checkpoint
-        for rel, st in scanned.items():
-            old, mode = before.get(rel), st.st_mode & 0o7777
-            if old is not None and old[0] == st.st_size and old[1] == st.st_mtime_ns:
-                files[rel] = old if old[2] == mode else [*old[:2], mode, old[3]]  # kept as then
+        for rel, state in file_states(scanned).items():
+            old = before.get(rel)
+            if old is not None and recorded(old) == list(state):
+                files[rel] = old  # as then
+            elif old is not None and old[:2] == list(state[:2]) and self._kept_as(rel, old):
+                files[rel] = [*state[:3], old[3], *state[3:]]  # its bytes as then
             else:
-                sizes[rel] = st.st_size
+                sizes[rel] = state[0]
         held = git_held_files(self.workspace, sizes) if sizes else {}
         fresh = sorted(sizes.keys() - held.keys(), key=lambda rel: -scanned[rel].st_mtime_ns)
         kept = self._keep_newest(fresh, scanned)
@@ -416,8 +441,8 @@ class Checkpoints:
                 digest = kept[rel]
             else:
                 continue  # vanished or unreadable meanwhile
-            st = scanned[rel]
-            files[rel] = [st.st_size, st.st_mtime_ns, st.st_mode & 0o7777, digest]
+            state = file_states({rel: scanned[rel]})[rel]
+            files[rel] = [*state[:3], digest, *state[3:]]
         changes = _changes(before, files) if last is not None else {}
         links = dict(self.links) if self.records(self.links) else None  # as the scan saw them
         moved = None  # the links' changes, when both sides are known
@@ -434,6 +459,12 @@ class Checkpoints:
         self._last = taken
         self._prune(taken, KEEP + 1)  # one more while its turn may yet change nothing
         return taken
+
+    def _kept_as(self, rel: str, old: list[Any]) -> bool:
+        """Whether workspace file ``rel`` holds the bytes a checkpoint kept of it (``old``, its
+        entry there): read and hashed once its change time, mode or inode moved (a file of
+        which no copy was kept cannot tell)."""
+        return old[3] is not None and self._holds(rel, old[0], old[3])
 
     def _write(self, name: str, data: dict[str, Any]) -> None:
         """A new file renamed over the old: what is stored is whole or absent."""
@@ -464,10 +495,10 @@ class Checkpoints:
 
     def drop_if_unchanged(self, turn_id: str, seen: Listed | None = None) -> bool:
         """At the end of ``turn_id``: forget its checkpoint when no file or link changed
-        (same files, sizes, times and modes; same links and targets), so ``/undo`` reaches the
-        last turn that changed something and a turn that changed nothing takes no older
-        checkpoint's place; else the oldest past ``KEEP`` go. ``seen``: a listing made after
-        the turn's last action (its last block's), else the workspace is listed now."""
+        (same files, sizes, times, modes and inodes; same links and targets), so ``/undo``
+        reaches the last turn that changed something and a turn that changed nothing takes no
+        older checkpoint's place; else the oldest past ``KEEP`` go. ``seen``: a listing made
+        after the turn's last action (its last block's), else the workspace is listed now."""
         last = self._last
         if last is None or last.turn_id != turn_id:
             return False  # no checkpoint of this turn: nothing to read
@@ -598,7 +629,7 @@ class Checkpoints:
         for rel in todo:  # then the files they changed or removed
             if rel not in target.files:
                 continue
-            size, _, mode, digest = target.files[rel]
+            size, _, mode, digest = target.files[rel][:4]
             current = now.get(rel)
             if current is not None and self._same(rel, current, size, digest):
                 if current.st_mode & 0o7777 != mode:  # only its mode changed (chmod +x)
@@ -728,7 +759,7 @@ class Checkpoints:
             left = dict(checkpoint.left)
             for rel in waiting & left.keys():
                 was = target.files.get(rel)
-                if left[rel] == (None if was is None else was[:3]):
+                if alike(left[rel], None if was is None else recorded(was)):
                     left[rel] = list(now[rel]) if rel in now else None
             waiting -= left.keys()
             if left != checkpoint.left:
@@ -755,10 +786,12 @@ class Checkpoints:
         if rel not in touched and rel not in touched_links:
             return False
         was_file = was[0].get(rel)
-        file_left = touched[rel] if rel in touched else None if was_file is None else was_file[:3]
+        file_left = (
+            touched[rel] if rel in touched else None if was_file is None else recorded(was_file)
+        )
         link_left = touched_links[rel] if rel in touched_links else was[1].get(rel)
-        file_now = None if rel not in now else list(file_states({rel: now[rel]})[rel])
-        if file_now != file_left or now_links.get(rel) != link_left:
+        file_now = None if rel not in now else file_states({rel: now[rel]})[rel]
+        if not alike(file_now, file_left) or now_links.get(rel) != link_left:
             kept.append(rel)
             return False
         return True
@@ -768,6 +801,10 @@ class Checkpoints:
             return False
         if digest is None:
             return True  # too large to compare by content; its size did not change
+        return self._holds(rel, size, digest)
+
+    def _holds(self, rel: str, size: int, digest: str) -> bool:
+        """Whether workspace file ``rel`` holds the ``size`` bytes kept under ``digest``."""
         data = self._as_listed(rel, size)
         if data is None:
             return False

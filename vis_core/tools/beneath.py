@@ -314,8 +314,11 @@ class Beneath:
         finally:
             os.close(folder)
 
-    def stat(self, path: str | os.PathLike[str], *, follow: bool = True) -> os.stat_result:
-        """``stat`` (``follow``: through links beneath the root) or ``lstat`` of ``path``."""
+    def stat(
+        self, path: str | os.PathLike[str], *, follow: bool = True, through_links: bool = True
+    ) -> os.stat_result:
+        """``stat`` (``follow``: through links beneath the root) or ``lstat`` of ``path``
+        (not ``through_links``: a link on the way to it is :class:`Escape`)."""
         if follow:
             fd, _ = self.open(path, _O_PATH or os.O_RDONLY | _NONBLOCK)
             try:
@@ -324,7 +327,7 @@ class Beneath:
                 os.close(fd)
         if os.path.normpath(self.relative(path)) == ".":
             return self.stat(".", follow=True)
-        folder, name, _ = self._parent(path)
+        folder, name, _ = self._parent(path, through_links=through_links)
         try:
             return os.stat(name, dir_fd=folder, follow_symlinks=False)
         finally:

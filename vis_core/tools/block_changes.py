@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 from vis_core.model.block import FileChange, FileChangeKind
 from vis_core.model.undo import NOT_KEPT, FolderTooBig, Listed
 from vis_core.text_limits import printable
-from vis_core.tools.checkpoints import Checkpoints, Listing, file_states, listed
+from vis_core.tools.checkpoints import Checkpoint, Checkpoints, Listing, file_states, listed
 
 if TYPE_CHECKING:
     from vis_core.tools.beneath import Beneath
@@ -66,6 +66,7 @@ class BlockChanges:
         self._digests: dict[str, str | None] = {}
         self._after: dict[str, bytes | None] = {}  # what an earlier block of the turn left
         self._left: Beneath | None = None  # the copy a block moved from: its files as they were
+        self._taken: Checkpoint | None = None  # the turn's checkpoint, while its start holds
         self.seen: Listed | None = None  # the listing after the last block, if it finished
         self.note = ""  # what the last block's result says of its listing (UNLISTED …)
         self._missed = False  # a block since the last listing was not listed
@@ -78,6 +79,7 @@ class BlockChanges:
             return
         taken = None if self._moved else self.checkpoints.last_of(self.turn_id)
         if taken is not None:
+            self._taken = taken
             self._stats = listed(taken.files)
             self._links_lost = taken.links is None
             self._links = dict(self.checkpoints.links if taken.links is None else taken.links)
@@ -91,7 +93,7 @@ class BlockChanges:
         from now on is told against the new copy as it is now, not the old one."""
         if self._stats is None:
             return  # not started: the next block starts from the checkpoint
-        self.seen, self._moved = None, True
+        self.seen, self._moved, self._taken = None, True, None
         self._stats = self._listing()
         self._links = dict(self.checkpoints.links)
         self._digests = {}
@@ -102,7 +104,7 @@ class BlockChanges:
         """The workspace listed now; None when it holds too many files (:attr:`note` says so,
         and the next listing is told against the last one made)."""
         try:
-            return file_states(self.checkpoints.scan(again=again))
+            return file_states(self.checkpoints.scan(again=again, turn=self._taken))
         except FolderTooBig:
             self.note = UNLISTED.format(most=self.checkpoints.max_listed)
             self._missed = True

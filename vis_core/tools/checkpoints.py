@@ -46,6 +46,7 @@ from vis_core.system.git import GitFailed, run_git
 from vis_core.tools.beneath import Beneath, Escape
 from vis_core.tools.display import plural
 from vis_core.tools.ignore import link_targets, listed_states, no_repository_above
+from vis_core.tools.own_ignores import IGNORE_FILE, judged_by_start, kept_out
 
 if TYPE_CHECKING:
     from vis_core.tools.block_changes import BlockChanges
@@ -369,8 +370,12 @@ class Checkpoints:
         last = self._last
         return last if last is not None and last.turn_id == turn_id else None
 
-    def scan(self, *, again: bool = False) -> dict[str, os.stat_result]:
-        """Every file a checkpoint records, by workspace-relative path, with its state now;
+    def scan(
+        self, *, again: bool = False, turn: Checkpoint | None = None
+    ) -> dict[str, os.stat_result]:
+        """Every file a checkpoint records, by workspace-relative path, with its state now
+        (``turn``: the running turn's checkpoint, whose ignore rules the turn cannot use to
+        hide what it changes, see :mod:`vis_core.tools.own_ignores`);
         :class:`FolderTooBig` past ``max_listed`` files. A listing stops there, and once one
         did, the next end at once until one is asked ``again`` (a turn's checkpoint,
         ``/undo``, a block of a turn that began under the limit): a folder too big to list
@@ -392,7 +397,35 @@ class Checkpoints:
         shown = {path: st for path, st in listed.items() if not self.files.hides(path)}
         links = [path for path, st in shown.items() if stat.S_ISLNK(st.st_mode)]
         self.links = {path[cut:]: target for path, target in link_targets(root, links).items()}
-        return {path[cut:]: st for path, st in shown.items() if stat.S_ISREG(st.st_mode)}
+        files = {path[cut:]: st for path, st in shown.items() if stat.S_ISREG(st.st_mode)}
+        return files if turn is None else self._as_turn_lists(files, turn)
+
+    def _as_turn_lists(
+        self, files: dict[str, os.stat_result], turn: Checkpoint
+    ) -> dict[str, os.stat_result]:
+        """The listing ``files`` as ``turn`` (the running one, by its checkpoint) lists it:
+        with what it listed, the ignore files, and what a ``.gitignore`` it changed hides,
+        judged by that file as it was; without what one it changed shows now that the rules
+        of the turn's start hide (else /undo would remove the person's ignored file as made
+        by the turn)."""
+        found = kept_out(str(self.workspace), files, turn.files)
+        now = file_states({**files, **found})
+        rules_then: dict[str, str | None] = {}
+        for rel in now.keys() | turn.files.keys():
+            path = PurePosixPath(rel)
+            was = turn.files.get(rel)
+            if path.name != IGNORE_FILE or alike(now.get(rel), was and recorded(was)):
+                continue
+            kept = self._bytes_of(was[3]) if was is not None and was[3] is not None else None
+            rules_then[str(path.parent)] = kept.decode("utf-8", "replace") if kept else None
+        listed_now = {**files, **found}
+        if rules_then:
+            since = int(turn.taken_at * 1e9) - 1_000_000_000  # a coarse clock's change times
+            root = os.path.join(self.workspace, "")
+            shown, hidden = judged_by_start(str(self.workspace), rules_then, listed_now, since)
+            listed_now = {r: st for r, st in listed_now.items() if r in turn.files or r in shown}
+            listed_now.update((r, st) for r, st in hidden.items() if not self.files.hides(root + r))
+        return listed_now
 
     def records(self, links: Links) -> bool:
         """Whether a checkpoint records ``links``: no more, or longer, than ``max_links`` and
@@ -488,9 +521,9 @@ class Checkpoints:
             (self.folder / f"{used.index}.json").unlink(missing_ok=True)
         self._last = kept
 
-    def _listing(self) -> Listed:
-        """The workspace's files and links now."""
-        files = file_states(self.scan())
+    def _listing(self, turn: Checkpoint | None = None) -> Listed:
+        """The workspace's files and links now (``turn``: as the running turn lists them)."""
+        files = file_states(self.scan(turn=turn))
         return Listed(files, dict(self.links))
 
     def drop_if_unchanged(self, turn_id: str, seen: Listed | None = None) -> bool:
@@ -502,7 +535,7 @@ class Checkpoints:
         last = self._last
         if last is None or last.turn_id != turn_id:
             return False  # no checkpoint of this turn: nothing to read
-        now = seen if seen is not None else self._listing()
+        now = seen if seen is not None else self._listing(last)
         before = listed(last.files)
         links = last.links  # None: not recorded, so not compared
         if links is not None and not self.records(now.links):
@@ -606,6 +639,11 @@ class Checkpoints:
         target, used = existing[steps - 1], existing[:steps]
         touched = _touched([c.left for c in used])
         touched_links = _touched([c.left_links for c in used])
+        for rel in (touched or {}).keys() - now.keys():  # one ignore rules (theirs?) hide now
+            with contextlib.suppress(OSError):
+                st = self.files.stat(rel, follow=False, through_links=False)
+                if stat.S_ISREG(st.st_mode):
+                    now[rel] = st
         if target.links is None or (touched is None) != (touched_links is None):
             was_links, now_links, touched_links = {}, {}, {}  # not recorded: left as they are
         else:

@@ -138,9 +138,13 @@ _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC  # to list
 _PASS = (getattr(os, "O_PATH", 0) or os.O_RDONLY) | _FOLDER  # only walked through
 
 
-def _walk(root: str, hidden: bool, links: bool = False) -> Iterator[tuple[str, os.DirEntry[str]]]:
+def _walk(
+    root: str, hidden: bool, links: bool = False, rules_then: dict[str, str | None] | None = None
+) -> Iterator[tuple[str, os.DirEntry[str]]]:
     """Each regular file under ``root`` (and each link, when ``links``) as its path and its
-    entry, pruning hidden and .gitignore'd entries. Folders are opened one inside the other
+    entry, pruning hidden and .gitignore'd entries; a folder (by path) of ``rules_then`` is
+    judged by the text given there for its .gitignore (None: none), not by the one it has.
+    Folders are opened one inside the other
     by descriptor, never through a link: a folder the model swaps for a link meanwhile is not
     entered, so the walk cannot list a folder outside ``root``. An entry's ``stat()`` reads
     through its folder's descriptor, which stays open only until the walk goes on."""
@@ -152,7 +156,11 @@ def _walk(root: str, hidden: bool, links: bool = False) -> Iterator[tuple[str, o
                 items = sorted(listing, key=lambda e: e.name)
         except OSError:
             return
-        rules = rules_at(fd) if any(e.name == ".gitignore" for e in items) else None
+        if rules_then is not None and folder in rules_then:
+            text = rules_then[folder]
+            rules = _rules_of(text) if text else None
+        else:
+            rules = rules_at(fd) if any(e.name == ".gitignore" for e in items) else None
         if rules is not None:
             stack.append((folder, rules))
         prefix = os.path.join(folder, "")
@@ -193,6 +201,14 @@ def _walk(root: str, hidden: bool, links: bool = False) -> Iterator[tuple[str, o
         os.close(top)
 
 
+def walk_judged_by(
+    root: str, rules_then: dict[str, str | None]
+) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """Each regular file under ``root`` (hidden ones too) as its path and its entry, the
+    .gitignore of each folder of ``rules_then`` (path: its text, None: none) taken as given."""
+    return _walk(root, True, rules_then=rules_then)
+
+
 def walk_files(root: str, *, hidden: bool) -> Iterator[str]:
     """Files under ``root`` (never through a link), pruning hidden and .gitignore'd entries."""
     return (path for path, _ in _walk(root, hidden))
@@ -205,6 +221,19 @@ def link_targets(root: str, paths: Iterable[str]) -> dict[str, str]:
     for path, fd, name in _in_folders(root, paths):
         with contextlib.suppress(OSError):
             found[path] = os.readlink(name, dir_fd=fd)
+    return found
+
+
+def file_states_of(root: str, paths: Iterable[str]) -> dict[str, os.stat_result]:
+    """The ``lstat`` of each of ``paths`` (absolute, under folder ``root``) that is a regular
+    file, read as a listing reads it: through its folder opened beneath ``root``, each folder
+    once for the paths of it next to each other."""
+    found: dict[str, os.stat_result] = {}
+    for path, fd, name in _in_folders(root, paths):
+        with contextlib.suppress(OSError):  # gone
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            if stat.S_ISREG(st.st_mode):
+                found[path] = st
     return found
 
 

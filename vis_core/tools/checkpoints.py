@@ -45,7 +45,12 @@ from vis_core.paths import private_dir, vis_folders, write_private
 from vis_core.system.git import GitFailed, run_git
 from vis_core.tools.beneath import Beneath, Escape
 from vis_core.tools.display import plural
-from vis_core.tools.ignore import link_targets, listed_states, no_repository_above
+from vis_core.tools.ignore import (
+    MAX_IGNORE_BYTES,
+    link_targets,
+    listed_states,
+    no_repository_above,
+)
 from vis_core.tools.own_ignores import IGNORE_FILE, judged_by_start, kept_out
 
 if TYPE_CHECKING:
@@ -416,8 +421,12 @@ class Checkpoints:
             was = turn.files.get(rel)
             if path.name != IGNORE_FILE or alike(now.get(rel), was and recorded(was)):
                 continue
-            kept = self._bytes_of(was[3]) if was is not None and was[3] is not None else None
-            rules_then[str(path.parent)] = kept.decode("utf-8", "replace") if kept else None
+            kept = None  # none then, or no copy of it kept: no rules
+            if was is not None and was[3] is not None:
+                with contextlib.suppress(OSError):
+                    kept = self._bytes_of(was[3])
+            text = kept[:MAX_IGNORE_BYTES].decode("utf-8", "replace") if kept else None
+            rules_then[str(path.parent)] = text
         listed_now = {**files, **found}
         if rules_then:
             since = int(turn.taken_at * 1e9) - 1_000_000_000  # a coarse clock's change times

@@ -4,7 +4,8 @@
 Behaviour switches come from the environment: ``MODE=hang`` never answers initialize and
 ignores stdin closing and SIGTERM, ``MODE=mute`` never answers initialize and ends when its
 stdin closes (as a well-behaved server does), ``MODE=die`` lets the ``die`` tool end the
-process mid-call.
+process mid-call. ``EXTRA_TOOL=NAME`` serves one more tool, named ``NAME``, that answers with
+its name.
 """
 
 from __future__ import annotations
@@ -135,6 +136,15 @@ async def grow(ctx: Context) -> str:
         result = "grown"
     await ctx.session.send_tool_list_changed()
     return result
+
+
+def _extra_tool() -> str:
+    """Answers with its own name."""
+    return os.environ["EXTRA_TOOL"]
+
+
+if os.environ.get("EXTRA_TOOL"):
+    server.add_tool(_extra_tool, name=os.environ["EXTRA_TOOL"])
 
 
 @server.resource("file:///notes.txt", mime_type="text/plain", description="Some notes")

@@ -163,13 +163,26 @@ def test_values_expand_variables_and_a_whole_value_command() -> None:
 
 
 def test_tool_names_replace_characters_and_hash_only_colliding_names() -> None:
-    names = tool_names("dev-radius", ["search", "do.thing", "do-thing", "ünï"])
+    tools = ["search", "do.thing", "do-thing", "ünï"]
+    names = {tool: name for (_, tool), name in tool_names(("dev-radius", t) for t in tools).items()}
     assert names["search"] == "mcp__dev_radius__search"
     assert names["do.thing"].startswith("mcp__dev_radius__do_thing_")
     assert names["do-thing"].startswith("mcp__dev_radius__do_thing_")
     assert names["do.thing"] != names["do-thing"]
     assert names["ünï"] == "mcp__dev_radius___n_"
     assert all(name.isidentifier() for name in names.values())
+
+
+def test_tool_names_two_servers_make_alike_are_hashed_too() -> None:
+    """Server ``a``'s ``b__c`` and server ``a__b``'s ``c``, server ``a``'s ``_x`` and server
+    ``a_``'s ``x``: one name each pair, which failed every turn once both servers connected."""
+    pairs = [("a", "b__c"), ("a__b", "c"), ("a", "_x"), ("a_", "x"), ("a", "d")]
+    names = tool_names(pairs)
+    assert len(set(names.values())) == len(pairs)
+    assert names["a", "b__c"].startswith("mcp__a__b__c_")
+    assert names["a__b", "c"].startswith("mcp__a__b__c_")
+    assert names["a", "_x"].startswith("mcp__a___x_") and names["a_", "x"].startswith("mcp__a___x_")
+    assert names["a", "d"] == "mcp__a__d"
 
 
 def test_stdio_entry_uses_one_executable() -> None:

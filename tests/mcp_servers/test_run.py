@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -332,6 +333,34 @@ async def test_a_server_an_entry_file_adds_with_vis_mcp_server_connects(
     script = [{"code": 'print(await mcp__extdemo__echo(text="added at load"))'}, {"text": "ok"}]
     blocks = _of(await _run_here(workspace, script), "BlockFinished")
     assert blocks[0]["stdout"].strip() == "added at load", blocks[0]["error"]
+
+
+async def test_two_servers_whose_tool_names_meet_are_both_callable(
+    vis_home: Path, workspace: Path
+) -> None:
+    """Server ``a``'s tool ``b__c`` and server ``a__b``'s tool ``c`` are both ``mcp__a__b__c``:
+    every turn failed with "tool 'mcp__a__b__c' is already registered by 'mcp'". Both now get
+    the hash suffix of their own name, as the colliding tools of one server do, and the block
+    naming them waits for both servers."""
+    write_config(
+        vis_home / "mcp.json",
+        {
+            "a": stdio_entry(env={"EXTRA_TOOL": "b__c"}),
+            "a__b": stdio_entry(env={"EXTRA_TOOL": "c"}),
+        },
+    )
+    first = "mcp__a__b__c_" + hashlib.sha256(b"b__c").hexdigest()[:6]
+    second = "mcp__a__b__c_" + hashlib.sha256(b"c").hexdigest()[:6]
+    script = [
+        {"code": f"print(await {first}(), await {second}())"},
+        {"code": "print(await mcp__a__echo(text='again'))"},
+        {"text": "ok"},
+    ]
+    events = await _run_here(workspace, script)
+    blocks = _of(events, "BlockFinished")
+    assert blocks[0]["stdout"].strip() == "b__c c", blocks[0]["error"]
+    assert blocks[1]["stdout"].strip() == "again", blocks[1]["error"]
+    assert _of(events, "TurnEnded")[-1]["status"] == "completed"
 
 
 def test_vis_run_says_why_a_call_failed(vis_home: Path, workspace: Path, http_server: str) -> None:

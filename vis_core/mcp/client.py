@@ -535,8 +535,6 @@ class ServerConnection:
             await self._list_tools(session)
         except Exception as exc:
             log.warning("MCP server %s: listing tools after a change failed: %s", self.name, exc)
-            return
-        self._set(self.state, self.error)
 
     async def _list_tools(self, session: Any) -> None:
         listed: list[Any] = []
@@ -552,12 +550,12 @@ class ServerConnection:
             cursor = page.next_cursor
             if not cursor:
                 break
-        names = tool_names(self.name, [t.name for t in listed])
+        names = tool_names((self.name, t.name) for t in listed)
         self.tools = [
             ToolInfo(
                 server=self.name,
                 tool=t.name,
-                name=names[t.name],
+                name=names[self.name, t.name],
                 description=(t.description or "").strip(),
                 input_schema=dict(t.input_schema or {}),
                 output_schema=dict(t.output_schema) if t.output_schema else None,
@@ -569,6 +567,7 @@ class ServerConnection:
             )
             for t in listed
         ]
+        self._set(self.state, self.error)  # at once: the manager names them apart from others'
 
     async def _retrying(
         self,

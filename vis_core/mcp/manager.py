@@ -24,7 +24,7 @@ from vis_core.mcp.config import (
 from vis_core.mcp.edit import set_field
 from vis_core.mcp.launch import start_folder
 from vis_core.mcp.logfile import McpLog
-from vis_core.mcp.names import PREFIX, safe
+from vis_core.mcp.names import PREFIX, safe, tool_names
 from vis_core.model.conversation import ToolDefinition
 from vis_core.paths import TrustStore
 from vis_core.tools.registry import HostTool
@@ -38,7 +38,7 @@ SETTLE = 10.0  # seconds beyond its timeout a failed connection may take to stop
 # states whose listed tools stay callable: a dropped connection reconnects on the next call
 REACHABLE = (State.CONNECTED, State.DISCONNECTED, State.CONNECTING, State.FAILED)
 _SEARCH = re.compile(r"\bapropos\s*\(")  # a block that searches tools waits for every server
-_NAMED = re.compile(r"\bmcp__([A-Za-z0-9_-]+)")  # the server: up to the next "__"
+_NAMED = re.compile(r"\bmcp__([A-Za-z0-9_-]+)")  # a server, or a server's tool
 
 
 @dataclass(frozen=True)
@@ -86,8 +86,20 @@ class McpManager:
         )
 
     def _changed(self, _conn: ServerConnection | None = None) -> None:
+        self._name_tools()
         for listener in list(self.listeners):
             listener()
+
+    def _name_tools(self) -> None:
+        """Name every server's tools apart from every other server's: a connection names its
+        own, and two servers can make one name (``a``'s ``b__c``, ``a__b``'s ``c``)."""
+        conns = self.connections()
+        names = tool_names((c.name, t.tool) for c in conns for t in c.tools)
+        for conn in conns:
+            if any(t.name != names[conn.name, t.tool] for t in conn.tools):
+                conn.tools = [
+                    dataclasses.replace(t, name=names[conn.name, t.tool]) for t in conn.tools
+                ]
 
     # -- servers -------------------------------------------------------------------------
 
@@ -160,9 +172,14 @@ class McpManager:
         """A block that names ``mcp__<server>`` waits for that server (up to its timeout); one
         that calls ``apropos`` waits for every server still connecting, as long as the first
         prompt waits for direct tools."""
-        names = {m.group(1).split("__")[0] for m in _NAMED.finditer(code)}
-        wanted = [c for n in names if (c := self.by_safe_name(safe(n))) is not None]
-        if any(n in ("list_mcp_resources", "read_mcp_resource") for n in names) or re.search(
+        named = {safe(m.group(1)) for m in _NAMED.finditer(code)}
+        # ``mcp__a__b__c`` may be server a's tool b__c or server a__b's tool c: both are waited for
+        wanted = [
+            c
+            for c in self.connections()
+            if any(n == safe(c.name) or n.startswith(f"{safe(c.name)}__") for n in named)
+        ]
+        if re.search(
             r"\b(list_mcp_resources|list_mcp_resource_templates|read_mcp_resource)\b", code
         ):
             wanted = self.connections()

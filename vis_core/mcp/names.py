@@ -20,15 +20,17 @@ def server_prefix(server: str) -> str:
     return f"{PREFIX}{safe(server)}__"
 
 
-def tool_names(server: str, tools: Iterable[str]) -> dict[str, str]:
-    """Server tool name → Vis name; tools whose safe names collide all get a hash suffix."""
-    tools = list(tools)
-    prefix = server_prefix(server)
-    counts = Counter(safe(tool) for tool in tools)
-    names: dict[str, str] = {}
-    for tool in tools:
-        base = prefix + safe(tool)
-        if counts[safe(tool)] > 1:
-            base += "_" + hashlib.sha256(tool.encode("utf-8")).hexdigest()[:6]
-        names[tool] = base
-    return names
+def tool_names(tools: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """``(server, tool)`` → Vis name. The tools whose safe names collide all get a hash suffix
+    of their own name: two of one server (``do.thing``, ``do-thing``), and two of different
+    servers too (server ``a``'s ``b__c`` and server ``a__b``'s ``c`` are both
+    ``mcp__a__b__c``), which would otherwise make one name for two tools."""
+    pairs = list(dict.fromkeys(tools))
+    base = {pair: server_prefix(pair[0]) + safe(pair[1]) for pair in pairs}
+    counts = Counter(base.values())
+    return {
+        pair: name
+        if counts[name] == 1
+        else f"{name}_{hashlib.sha256(pair[1].encode('utf-8')).hexdigest()[:6]}"
+        for pair, name in base.items()
+    }

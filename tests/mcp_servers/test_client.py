@@ -344,3 +344,24 @@ def test_mcp_log_writes_a_key_vis_knows_as_redacted(tmp_path: Path) -> None:
     log.write("srv", "info", "auth", "got Authorization: Bearer ghp_header_token_5f0e9a1c")
     line = (tmp_path / "mcp.log").read_text(encoding="utf-8")
     assert line.endswith("[srv] info auth: got Authorization: Bearer [REDACTED]\n"), line
+
+
+async def test_a_servers_stderr_tail_hides_the_key_vis_gave_it(tmp_path: Path) -> None:
+    """A server that printed the token of its ``env`` to stderr as it failed: ``/mcp`` and the
+    notice after the start showed it. Outside a Host (``vis mcp list``) a line redacted
+    before the server started also fixed the secrets known then, and a key Vis gave a
+    server later was written to the log as it was."""
+    from vis_core.system.redaction import redact_log_text
+
+    redact_log_text("a line logged before the server starts")
+    raw = {
+        "command": "sh",
+        "args": ["-c", 'echo "token $API_TOKEN" >&2; exit 2'],
+        "env": {"API_TOKEN": "stderr-tail-token-3141"},
+    }
+    conn = _connection(tmp_path, raw)
+    conn.start()
+    await conn.wait_ready(30)
+    assert conn.state is State.FAILED
+    assert conn.stderr_tail() == "token [REDACTED]"
+    assert redact_log_text("sent stderr-tail-token-3141") == "sent [REDACTED]"

@@ -210,3 +210,38 @@ async def test_mcp_screen_lists_an_extension_server_a_file_entry_overrides(
         )
         await pilot.press("escape")
         await asyncio.sleep(0)
+
+
+async def test_a_failed_servers_stderr_is_shown_with_its_secrets_redacted(
+    vis_home: Path, workspace: Path, monkeypatch: Any
+) -> None:
+    """A server given ``API_TOKEN`` (written in mcp.json) and ``DB_PASSWORD`` (``${LEAK_TOKEN}``)
+    that printed both to stderr and exited: ``vis mcp list`` and ``vis run`` said [REDACTED],
+    but the notice after the start ("its stderr ends: …") and the stderr lines of ``/mcp``
+    showed both values."""
+    from pilot_keys import type_keys
+
+    from .support import started, vis_app
+
+    monkeypatch.setenv("LEAK_TOKEN", "from-the-environment-8765")
+    leaky = {
+        "command": "sh",
+        "args": ["-c", 'echo "token $API_TOKEN db $DB_PASSWORD" >&2; exit 2'],
+        "env": {"API_TOKEN": "literal-secret-4321", "DB_PASSWORD": "${LEAK_TOKEN}"},
+    }
+    (vis_home / "mcp.json").write_text(json.dumps({"mcpServers": {"leaky": leaky}}))
+    app = vis_app(workspace)
+
+    def notes() -> str:
+        return "\n".join(str(note.render()) for note in app.main.transcript.query(".warning"))
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await until(pilot, lambda: "MCP server 'leaky' failed" in notes(), seen=notes)
+        said = notes()
+        await type_keys(pilot, *"/mcp", "enter")
+        await on_top(pilot, McpScreen, 60)
+        details = _details(app)
+    for shown in (said, details):
+        assert "token [REDACTED] db [REDACTED]" in shown, shown
+        assert "literal-secret-4321" not in shown and "from-the-environment" not in shown

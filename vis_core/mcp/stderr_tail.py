@@ -8,6 +8,8 @@ import threading
 from collections.abc import Callable
 from typing import TextIO
 
+from vis_core.system.redaction import redact_log_text
+
 TAIL_LINES = 40
 LINE_LIMIT = 2000
 
@@ -52,5 +54,9 @@ class StderrTail:
         return not self._thread.is_alive()
 
     def text(self) -> str:
+        """The last lines, with every secret Vis knows (saved ones, keys of the environment,
+        the server's own ``env``) as ``[REDACTED]``: a server that prints its token as it fails
+        shows it nowhere (``/mcp``, the notice after the start, ``vis mcp list``)."""
         with self._lock:
-            return "\n".join(self._lines)
+            text = "\n".join(self._lines)
+        return redact_log_text(text)

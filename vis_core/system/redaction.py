@@ -174,7 +174,7 @@ def remember_secrets(values: Iterable[str]) -> None:
     new = {v for v in values if len(v) >= MIN_SECRET_LENGTH} - _remembered
     if new:
         _remembered.update(new)
-        for redactor in _active:
+        for redactor in (*_active, _saved.current()):
             redactor.refresh()
 
 
@@ -240,6 +240,11 @@ class _SavedSecrets:
         self._lock = threading.Lock()
         self._key: tuple[object, ...] | None = None
         self._redactor = Redactor(tuple)
+
+    def current(self) -> Redactor:
+        """The redactor made last (:func:`remember_secrets` adds its keys to it)."""
+        with self._lock:
+            return self._redactor
 
     def redactor(self, path: Path) -> Redactor:
         try:

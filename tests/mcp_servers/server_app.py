@@ -176,13 +176,32 @@ def quirks(app: Any) -> Any:
     """``/auth/mcp`` answers 401 without ``Bearer sesame``; ``/flaky/mcp`` fails every other
     ``resources/list`` with 503 (a retry gets through) and every call of ``echo`` whose text
     says ``fragile`` (``GET /flaky/fragile`` counts those) and every read of a ``busy://``
-    resource (``GET /flaky/busy`` counts those); both then serve ``/mcp``."""
+    resource (``GET /flaky/busy`` counts those); both then serve ``/mcp``. ``/starting/KEY/mcp``
+    answers 503 to the first two ``initialize`` requests (a server still starting), and
+    ``/broken/KEY/mcp`` 500 to every one; ``GET /starting/KEY`` and ``GET /broken/KEY`` count
+    them."""
     failures = {"count": 0, "fragile": 0, "busy": 0}
+    initializes: dict[str, int] = {}
 
     async def wrapped(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return await app(scope, receive, send)
         path = scope["path"]
+        if path.startswith(("/starting/", "/broken/")):
+            key = path.removesuffix("/mcp")
+            if scope["method"] == "GET" and key == path:
+                count = b"%d" % initializes.get(key, 0)
+                await send({"type": "http.response.start", "status": 200, "headers": []})
+                return await send({"type": "http.response.body", "body": count})
+            body = await _body(receive)
+            if b'"initialize"' in body:
+                initializes[key] = initializes.get(key, 0) + 1
+                if path.startswith("/broken/") or initializes[key] <= 2:
+                    status = 500 if path.startswith("/broken/") else 503
+                    await send({"type": "http.response.start", "status": status, "headers": []})
+                    return await send({"type": "http.response.body", "body": b"not now"})
+            scope = dict(scope, path="/mcp", raw_path=b"/mcp")
+            return await app(scope, _replay(body, receive), send)
         if path.startswith(("/auth/", "/flaky/")):
             scope = dict(scope, path="/mcp", raw_path=b"/mcp")
         headers = dict(scope.get("headers") or [])
@@ -194,12 +213,7 @@ def quirks(app: Any) -> Any:
             await send({"type": "http.response.start", "status": 401, "headers": []})
             return await send({"type": "http.response.body", "body": b"sign in first"})
         if path.startswith("/flaky/") and scope["method"] == "POST":
-            body = b""
-            while True:
-                message = await receive()
-                body += message.get("body", b"")
-                if not message.get("more_body"):
-                    break
+            body = await _body(receive)
             if b'"tools/call"' in body and b"fragile" in body:
                 failures["fragile"] += 1
                 await send({"type": "http.response.start", "status": 503, "headers": []})
@@ -213,18 +227,33 @@ def quirks(app: Any) -> Any:
                 if failures["count"] % 2 == 1:
                     await send({"type": "http.response.start", "status": 503, "headers": []})
                     return await send({"type": "http.response.body", "body": b"busy"})
-            sent = {"done": False}
-
-            async def replay() -> Any:
-                if not sent["done"]:
-                    sent["done"] = True
-                    return {"type": "http.request", "body": body, "more_body": False}
-                return await receive()
-
-            return await app(scope, replay, send)
+            return await app(scope, _replay(body, receive), send)
         return await app(scope, receive, send)
 
     return wrapped
+
+
+async def _body(receive: Any) -> bytes:
+    """A request's whole body."""
+    body = b""
+    while True:
+        message = await receive()
+        body += message.get("body", b"")
+        if not message.get("more_body"):
+            return body
+
+
+def _replay(body: bytes, receive: Any) -> Any:
+    """``receive`` for an app, giving it the ``body`` read already first."""
+    sent = {"done": False}
+
+    async def replay() -> Any:
+        if not sent["done"]:
+            sent["done"] = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
 
 
 def main(argv: list[str]) -> None:

@@ -190,6 +190,30 @@ async def test_http_listing_retries_a_503_and_tool_calls_work(
         await conn.stop()
 
 
+async def test_http_initialize_is_retried_and_its_failure_names_the_status(
+    tmp_path: Path, http_server: str
+) -> None:
+    """A server answering 503 to initialize as it started got one POST and stayed failed for
+    the run, and one answering 500 failed with "Server returned an error response", no status
+    (spec 001: HTTP network errors and 408, 429 and 5xx are retried twice)."""
+    key = tmp_path.name
+    starting = _connection(tmp_path, {"url": f"{http_server}/starting/{key}/mcp"}, "starting")
+    broken = _connection(tmp_path, {"url": f"{http_server}/broken/{key}/mcp"}, "broken")
+    starting.start()
+    broken.start()
+    try:
+        await starting.wait_ready(30)
+        await broken.wait_ready(30)
+        assert starting.state is State.CONNECTED, starting.error
+        assert await asyncio.to_thread(_get, f"{http_server}/starting/{key}") == "3"
+        assert broken.state is State.FAILED
+        assert broken.error == "MCPError: Server returned an error response (HTTP 500)"
+        assert await asyncio.to_thread(_get, f"{http_server}/broken/{key}") == "3"
+    finally:
+        await starting.stop()
+        await broken.stop()
+
+
 def _get(url: str) -> str:
     import urllib.request
 

@@ -308,7 +308,9 @@ class ServerConnection:
                 session = await stack.enter_async_context(self._client_session(read, write))
                 try:
                     result = await self._unless_stopped(
-                        asyncio.wait_for(session.initialize(), self.config.timeout)
+                        self._retried(
+                            lambda: asyncio.wait_for(session.initialize(), self.config.timeout)
+                        )
                     )
                 except TimeoutError:
                     failure = TimeoutError(
@@ -393,6 +395,9 @@ class ServerConnection:
                 )
         elif stdio and "connection closed" in text.lower():
             text = "the server process ended before it answered initialize"
+        status = self._last_status
+        if not stdio and status is not None and status >= 400 and f"HTTP {status}" not in text:
+            text += f" (HTTP {status})"
         if self.config.transport is Transport.HTTP and urlsplit(self.config.url).path.rstrip(
             "/"
         ).endswith("/sse"):
@@ -569,6 +574,19 @@ class ServerConnection:
         ]
         self._set(self.state, self.error)  # at once: the manager names them apart from others'
 
+    async def _retried(self, attempt: Callable[[], Awaitable[T]], retries: int = RETRIES) -> T:
+        """``attempt()``'s result, made again after an HTTP network error or a 408, 429 or 5xx
+        up to ``retries`` times; the last failure is raised as it came."""
+        for tried in range(retries + 1):
+            self._last_status = None
+            try:
+                return await attempt()
+            except Exception as exc:
+                if not self._transient(exc) or tried == retries:
+                    raise
+            await asyncio.sleep(RETRY_DELAYS[tried])
+        raise AssertionError("unreachable")
+
     async def _retrying(
         self,
         request: Callable[[], Awaitable[T]],
@@ -576,18 +594,14 @@ class ServerConnection:
         retries: int = RETRIES,
         heard: Callable[[], float] | None = None,
     ) -> T:
-        """Listing tools: HTTP network errors and 408/429/5xx are retried twice; reading and
-        listing resources (``retries=RESOURCE_RETRIES``) once; a tool call (0) not. Each try
-        waits as :meth:`_answer` does (``what``: what Vis was doing, for its errors)."""
-        for attempt in range(retries + 1):
-            self._last_status = None
-            try:
-                return await self._answer(request(), what, heard=heard)
-            except Exception as exc:
-                if not self._transient(exc) or attempt == retries:
-                    raise self._wrap(exc) from None
-            await asyncio.sleep(RETRY_DELAYS[attempt])
-        raise AssertionError("unreachable")
+        """Listing tools: HTTP network errors and 408/429/5xx are retried twice (as
+        ``initialize`` is); reading and listing resources (``retries=RESOURCE_RETRIES``) once;
+        a tool call (0) not. Each try waits as :meth:`_answer` does (``what``: what Vis was
+        doing, for its errors)."""
+        try:
+            return await self._retried(lambda: self._answer(request(), what, heard=heard), retries)
+        except Exception as exc:
+            raise self._wrap(exc) from None
 
     def _transient(self, exc: BaseException) -> bool:
         if self.config.transport is not Transport.HTTP:

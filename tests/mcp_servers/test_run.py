@@ -363,6 +363,25 @@ async def test_two_servers_whose_tool_names_meet_are_both_callable(
     assert _of(events, "TurnEnded")[-1]["status"] == "completed"
 
 
+async def test_a_block_calling_a_failed_servers_tool_is_told_why_it_is_missing(
+    vis_home: Path, workspace: Path
+) -> None:
+    """A server that exited at the start has no tools: a block calling one got a bare
+    NameError, while the prompt still listed the server, and the model could not tell a typo
+    from a server that failed."""
+    crashing = {"command": "sh", "args": ["-c", "echo missing FOO >&2; exit 3"]}
+    write_config(vis_home / "mcp.json", {"crashstart": crashing})
+    script = [{"code": 'await mcp__crashstart__echo(text="x")'}, {"text": "ok"}]
+    [block] = _of(await _run_here(workspace, script), "BlockFinished")
+    error = block["error"]
+    assert "NameError: name 'mcp__crashstart__echo' is not defined" in error, error
+    assert error.endswith(
+        "MCP server 'crashstart' failed: the server process ended before it answered "
+        "initialize; its tools are defined once it connects (a block that names it tries "
+        "again)"
+    ), error
+
+
 def test_vis_run_says_why_a_call_failed(vis_home: Path, workspace: Path, http_server: str) -> None:
     """vis run printed '✗ MCP fixture · fail · reason=x' with no reason (the reason was only in
     the outcome, which its line does not show when it has a summary), and nothing at all for

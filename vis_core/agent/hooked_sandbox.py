@@ -1,8 +1,10 @@
-"""``python_execution`` with op hooks, a fresh ``session`` dict and any wait before every block."""
+"""``python_execution`` with op hooks, a fresh ``session`` dict, any wait before every block
+and any note its error needs."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -19,7 +21,9 @@ log = logging.getLogger(__name__)
 
 class HookedSandbox:
     """Wraps a :class:`~vis_core.sandbox.Sandbox`: guards, observers and the ``session`` global;
-    ``wait(code)`` first holds a block until what it names is ready (its MCP servers)."""
+    ``wait(code)`` first holds a block until what it names is ready (its MCP servers), and
+    ``explain(error)`` gives a note its error needs (why the MCP tools it names are missing).
+    """
 
     def __init__(
         self,
@@ -29,6 +33,7 @@ class HookedSandbox:
         wait: Callable[[str], Awaitable[None]] | None = None,
         ahead: Callable[[], None] | None = None,
         named: Callable[[str], None] | None = None,
+        explain: Callable[[str], str | None] | None = None,
     ) -> None:
         """``ahead``: starts, in the background, what building ``session`` needs (the
         extension workers of its ``ctx``) when a block is being written; ``named(code)``:
@@ -39,6 +44,7 @@ class HookedSandbox:
         self._wait = wait
         self._ahead = ahead
         self._named = named
+        self._explain = explain
 
     async def run(self, code: str) -> BlockResult:
         if self._named is not None:
@@ -61,6 +67,10 @@ class HookedSandbox:
         finally:
             if building is not None and not building.done():  # the block did not start
                 building.cancel()
+        if self._explain is not None and result.error:
+            note = self._explain(result.error)
+            if note:
+                result = dataclasses.replace(result, error=f"{result.error.rstrip()}\n{note}")
         await self.hooks.run_after(
             PYTHON_EXECUTION,
             args,

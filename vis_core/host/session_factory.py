@@ -202,6 +202,7 @@ class SessionFactory:
             kit.hooks,
             session=lambda: kit.session_globals(self.registry.live_session(session_id)),
             wait=self.mcp.wait_named,
+            explain=self.mcp.missing_note,
             ahead=kit.block_coming,
             named=kit.block_written,
         )

@@ -190,6 +190,11 @@ class HostMcp:
         if manager is not None:
             await manager.wait_named(code)
 
+    def missing_note(self, error: str) -> str | None:
+        """Why the MCP tools a block's NameError names are missing (their server failed)."""
+        manager = self.made
+        return None if manager is None else manager.missing_note(error)
+
     def direct_tools(
         self, session_id: str, output_dir: Path, show: Callable[[str], None]
     ) -> list[Any]:

@@ -39,6 +39,7 @@ SETTLE = 10.0  # seconds beyond its timeout a failed connection may take to stop
 REACHABLE = (State.CONNECTED, State.DISCONNECTED, State.CONNECTING, State.FAILED)
 _SEARCH = re.compile(r"\bapropos\s*\(")  # a block that searches tools waits for every server
 _NAMED = re.compile(r"\bmcp__([A-Za-z0-9_-]+)")  # a server, or a server's tool
+_UNDEFINED = re.compile(r"NameError: name 'mcp__(\w+)' is not defined")
 
 
 @dataclass(frozen=True)
@@ -172,13 +173,7 @@ class McpManager:
         """A block that names ``mcp__<server>`` waits for that server (up to its timeout); one
         that calls ``apropos`` waits for every server still connecting, as long as the first
         prompt waits for direct tools."""
-        named = {safe(m.group(1)) for m in _NAMED.finditer(code)}
-        # ``mcp__a__b__c`` may be server a's tool b__c or server a__b's tool c: both are waited for
-        wanted = [
-            c
-            for c in self.connections()
-            if any(n == safe(c.name) or n.startswith(f"{safe(c.name)}__") for n in named)
-        ]
+        wanted = self._meant(m.group(1) for m in _NAMED.finditer(code))
         if re.search(
             r"\b(list_mcp_resources|list_mcp_resource_templates|read_mcp_resource)\b", code
         ):
@@ -192,6 +187,37 @@ class McpManager:
                 group.create_task(conn.wait_ready(conn.config.timeout + SETTLE))
         if _SEARCH.search(code):  # a search sees every server: up to the direct tools' bound
             await self.wait_for(self.connections(), self.first_prompt_wait)
+
+    def _meant(self, names: Iterable[str]) -> list[ServerConnection]:
+        """The servers ``names`` (what follows ``mcp__``) may mean: ``a__b__c`` is server a's
+        tool b__c or server a__b's tool c."""
+        named = {safe(name) for name in names}
+        return [
+            c
+            for c in self.connections()
+            if any(n == safe(c.name) or n.startswith(f"{safe(c.name)}__") for n in named)
+        ]
+
+    def missing_note(self, error: str) -> str | None:
+        """Why the ``mcp__…`` names a block's ``error`` says are not defined are missing, when
+        their server has no tools to call (it failed, needs sign-in, is disabled): the model
+        is told that instead of a bare NameError, which a typo gives too."""
+        reached = {id(conn) for conn, _, _ in self.reachable()}
+        notes = []
+        for conn in self._meant(_UNDEFINED.findall(error)):
+            if conn.state is State.CONNECTED or id(conn) in reached:
+                continue
+            said = {State.FAILED: "failed", State.NEEDS_SIGN_IN: "needs sign-in"}.get(
+                conn.state, f"is {conn.state.value}"
+            )
+            retried = conn.config.enabled and conn.state in (State.FAILED, State.DISCONNECTED)
+            notes.append(
+                f"MCP server {conn.name!r} {said}"
+                + (f": {conn.error}" if conn.error else "")
+                + "; its tools are defined once it connects"
+                + (" (a block that names it tries again)" if retried else "")
+            )
+        return "\n".join(notes) or None
 
     async def before_first_prompt(self, session_id: str | None = None) -> None:
         """The first prompt waits up to 10 s, only for servers with direct tools (and for

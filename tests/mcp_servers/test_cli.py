@@ -143,6 +143,9 @@ def test_list_http_needs_sign_in_and_accepts_a_bearer_token(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """A server refusing the Authorization header of its entry showed "needs sign-in", which
+    `vis mcp login` then refused (OAuth is for servers without the header): it fails, and
+    says the header was refused."""
     write_config(vis_home / "mcp.json", {"locked": {"url": f"{http_server}/auth/mcp"}})
     assert main(["-C", str(workspace), "mcp", "list"]) == 1
     out = capsys.readouterr().out
@@ -153,7 +156,12 @@ def test_list_http_needs_sign_in_and_accepts_a_bearer_token(
         vis_home / "mcp.json", {"locked": {"url": f"{http_server}/auth/mcp", "headers": headers}}
     )
     assert main(["-C", str(workspace), "mcp", "list"]) == 1
-    assert "the server rejected the Authorization header in mcp.json" in capsys.readouterr().out
+    out = capsys.readouterr().out  # signing in would not replace the header: no sign-in
+    assert "locked  failed" in out, out
+    assert (
+        "error: the server refused its Authorization header (401 Unauthorized): check the token "
+        "it sends, or remove the header to sign in with OAuth (`vis mcp login locked`)"
+    ) in out
     (vis_home / "mcp.json").unlink()
     monkeypatch.setenv("SESAME", "sesame")
     url = f"{http_server}/auth/mcp"

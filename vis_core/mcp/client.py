@@ -41,9 +41,8 @@ DRAIN_WAIT = 1.0  # seconds an ended stdio server's stderr may take to be read t
 # seconds stop() waits for the connection's task: the SDK's own stop of a stdio server (stdin,
 # 2 s, SIGTERM, 2 s, SIGKILL) and Vis's end of its group fit in it
 STOP_WAIT = 10.0
-SIGN_IN_HINT = (
-    "the server rejected the Authorization header in mcp.json: check the token it sends, or "
-    "remove the header to sign in with OAuth (`vis mcp login {name}`)"
+REFUSED_HEADER = (
+    "the server refused its Authorization header (401 Unauthorized): check the token it sends"
 )
 
 
@@ -341,11 +340,8 @@ class ServerConnection:
                 self._set(State.DISCONNECTED)
             elif needs is not None:
                 self._set(State.NEEDS_SIGN_IN, needs)
-            elif self._last_status == 401:
-                self._set(
-                    State.NEEDS_SIGN_IN,
-                    "the server answered 401 Unauthorized: " + SIGN_IN_HINT.format(name=self.name),
-                )
+            elif self._last_status == 401:  # a server Vis does not sign in to
+                self._set(State.FAILED, self._refused())
             elif connected:
                 self._set(State.DISCONNECTED, f"connection lost: {_describe(exc)}")
             else:
@@ -403,6 +399,19 @@ class ServerConnection:
         ).endswith("/sse"):
             text += f" ({SSE_HINT})"
         return text
+
+    def _refused(self) -> str:
+        """Why a 401 failed a server Vis does not sign in to with OAuth: one with its own
+        ``Authorization`` header (signing in would not replace it), or an editor's."""
+        if uses_oauth(self.config):
+            return (
+                "the server answered 401 Unauthorized to the headers the editor gave (Vis signs "
+                "in with OAuth only to the servers of mcp.json)"
+            )
+        if self.config.source is Source.CLIENT:
+            return REFUSED_HEADER
+        sign_in = f"`vis mcp login {self.name}`"
+        return f"{REFUSED_HEADER}, or remove the header to sign in with OAuth ({sign_in})"
 
     def _surroundings(self) -> tuple[Path | None, dict[str, str] | None]:
         """Where the server (and an ``!command`` value) starts, and the environment values are

@@ -182,6 +182,28 @@ async def test_a_relative_command_names_where_the_server_starts(
         await manager.close()
 
 
+async def test_a_missing_cwd_is_said_to_be_missing_not_the_command(workspace: Path) -> None:
+    """A ``cwd`` naming no folder was reported as a command not found ("give the command's
+    full path, or a "cwd""), though the command was a full path and the cwd was the fault."""
+    (workspace / "a-file").write_text("")
+    servers = {"gone": stdio_entry(cwd="no/such/folder"), "file": stdio_entry(cwd="a-file")}
+    program = servers["gone"]["command"]
+    manager = await connect(workspace, servers)
+    try:
+        gone, file = manager.get("gone"), manager.get("file")
+        assert gone is not None and gone.state is State.FAILED
+        assert gone.error == (
+            f'cannot start {program!r}: its "cwd" {workspace / "no/such/folder"} does not exist'
+        )
+        assert file is not None and file.state is State.FAILED
+        assert (
+            file.error
+            == f'cannot start {program!r}: its "cwd" {workspace / "a-file"} is not a folder'
+        )
+    finally:
+        await manager.close()
+
+
 async def test_a_command_value_runs_outside_the_workspace(
     workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -381,7 +381,11 @@ class ServerConnection:
     def _failure_text(self, exc: BaseException) -> str:
         text = _describe(exc)
         stdio = self.config.transport is Transport.STDIO
-        if isinstance(exc, FileNotFoundError) and stdio:
+        folder = self._cwd() if stdio else None
+        if isinstance(exc, OSError) and folder is not None and not folder.is_dir():
+            said = "is not a folder" if folder.exists() else "does not exist"
+            text = f'cannot start {self.config.command!r}: its "cwd" {folder} {said}'
+        elif isinstance(exc, FileNotFoundError) and stdio:
             text = f"cannot start {self.config.command!r}: no such command or file"
             if self.config.source is not Source.PROJECT:
                 text += (
@@ -399,6 +403,12 @@ class ServerConnection:
         ).endswith("/sse"):
             text += f" ({SSE_HINT})"
         return text
+
+    def _cwd(self) -> Path | None:
+        """The folder the entry's ``cwd`` names (relative to the workspace), if it names one."""
+        if not self.config.cwd:
+            return None
+        return (self.workspace / _expand_home(self.config.cwd)).resolve()
 
     def _refused(self) -> str:
         """Why a 401 failed a server Vis does not sign in to with OAuth: one with its own
@@ -434,11 +444,9 @@ class ServerConnection:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
             env = await self._values(config.env, "env", environ, start)
-            cwd = self.workspace if start is None else start
             if environ is not None:  # the entry's own PATH, too, stays out of the workspace
                 env["PATH"] = self._path_outside(env.get("PATH", environ["PATH"]))
-            if config.cwd:
-                cwd = (self.workspace / _expand_home(config.cwd)).resolve()
+            cwd = self._cwd() or (self.workspace if start is None else start)
             path = env.get("PATH") or os.environ.get("PATH", os.defpath)
             command, args = kept(
                 _expand_home(config.command), [_expand_home(a) for a in config.args], cwd, path

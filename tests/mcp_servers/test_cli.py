@@ -290,7 +290,47 @@ def test_list_says_in_a_line_what_a_server_wrote_that_is_not_mcp(
         "MCP messages there); the first: 'Welcome to noisy server v1.0'"
     )
     (log,) = (vis_home / "logs").glob("*/vis.log")
-    assert "Failed to parse JSONRPC message from server" in log.read_text()
+    assert "MCP server noisy wrote a line to its stdout that is no MCP message (skipped): " in (
+        log.read_text()
+    )
+
+
+FLOOD = """
+import runpy, sys
+for n in range(2000):
+    print(f"log line {n} " + "x" * 100)
+sys.stdout.flush()
+runpy.run_path(sys.argv[2], run_name="__main__")
+"""
+
+
+def test_a_server_flooding_its_stdout_writes_a_few_lines_to_the_log(
+    vis_home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    """A server printing 50,000 lines to its stdout before it served wrote the SDK's record
+    and pydantic traceback of each to ``vis.log``: 48 MB at every start. The first three are
+    logged, a line each, and at the end how many there were."""
+    from cli_support import vis
+    from warm_servers import command
+
+    from .conftest import SERVER
+
+    flood = tmp_path / "flood.py"
+    flood.write_text(FLOOD, encoding="utf-8")
+    program, *args = command(flood, "stdio", str(SERVER))
+    write_config(vis_home / "mcp.json", {"flood": {"command": program, "args": args}})
+    listed = vis("mcp", "list", cwd=workspace, env_home=vis_home)
+    assert listed.returncode == 0, listed.stderr
+    assert "2,000 lines of its stdout were not MCP and skipped" in listed.stdout
+    (log,) = (vis_home / "logs").glob("*/vis.log")
+    lines = log.read_text().splitlines()
+    assert len(lines) == 4, lines[:10]
+    assert "(skipped): 'log line 0 xxx" in lines[0] and "log line 2 " in lines[2]
+    assert lines[2].endswith("; further ones are counted")
+    assert lines[3].endswith(
+        "MCP server flood wrote 2,000 lines to its stdout that were no MCP message (skipped; "
+        "the first 3 are logged above)"
+    )
 
 
 def test_the_persons_own_local_edit_keeps_a_trusted_project_trusted(

@@ -31,6 +31,20 @@ from vis_core.system.redaction import key_name, remember_secrets
 
 log = logging.getLogger(__name__)
 
+UNREADABLE_LOGGED = 3  # lines of one start's stdout that were no MCP message, logged each
+
+
+class _SdkUnreadable(logging.Filter):
+    """Drops the SDK's record of each stdout line that is no MCP message: a traceback a line
+    (a server printing 50,000 lines wrote 48 MB to ``vis.log`` at every start). The
+    connection logs the first few in a line each and counts the rest."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg != "Failed to parse JSONRPC message from server"
+
+
+logging.getLogger("mcp.client.stdio").addFilter(_SdkUnreadable())
+
 T = TypeVar("T")
 RETRIES = 2
 RESOURCE_RETRIES = 1  # reading and listing resources is retried once after a transient error
@@ -218,6 +232,7 @@ class ServerConnection:
         if not self.config.enabled or (self._task is not None and not self._task.done()):
             return
         self._loop = asyncio.get_running_loop()
+        self.unreadable_lines, self.first_unreadable = 0, None  # counted for each start
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._closing = asyncio.Event()
@@ -360,6 +375,14 @@ class ServerConnection:
                 # are told, not left to the reader thread's turn
                 await asyncio.shield(asyncio.to_thread(self._stderr.drained, DRAIN_WAIT))
                 self._last_stderr = self._stderr.text()
+            if self.unreadable_lines > UNREADABLE_LOGGED:
+                log.warning(
+                    "MCP server %s wrote %s lines to its stdout that were no MCP message "
+                    "(skipped; the first %d are logged above)",
+                    self.name,
+                    f"{self.unreadable_lines:,}",
+                    UNREADABLE_LOGGED,
+                )
             self._ready.set()
 
     async def _unless_stopped(self, work: Awaitable[T]) -> T:
@@ -536,6 +559,17 @@ class ServerConnection:
                 self.unreadable_lines += 1
                 if self.first_unreadable is None:
                     self.first_unreadable = _unreadable_text(message)
+                if self.unreadable_lines <= UNREADABLE_LOGGED:
+                    log.warning(
+                        "MCP server %s wrote a line to its stdout that is no MCP message "
+                        "(skipped): %s (%s)%s",
+                        self.name,
+                        _unreadable_text(message),
+                        self._unreadable_why,
+                        "; further ones are counted"
+                        if self.unreadable_lines == UNREADABLE_LOGGED
+                        else "",
+                    )
                 self._unreadable.set()
                 self._unreadable = asyncio.Event()  # the next calls wait on a new one
 

@@ -93,7 +93,7 @@ def test_a_failed_call_says_its_error_once_without_class_names(workspace, vis_ho
     result = vis("run", "--provider", "scripted", "--script", str(s), "edit", cwd=workspace,
                  env_home=vis_home)  # fmt: skip
     line = next(line for line in result.stdout.splitlines() if "Edit file" in line)
-    assert line.startswith("✗") and line.count("you have not read it") == 1, line
+    assert line.startswith("✗") and line.count("no version of it has been read yet") == 1, line
     assert "PatchError" not in line
 
 

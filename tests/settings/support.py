@@ -85,3 +85,12 @@ class SettingsApp(App[None]):
         screen = self.screen
         assert isinstance(screen, SettingsScreen)
         return screen
+
+
+async def click_reload(pilot: Any, screen: SettingsScreen) -> None:
+    """Click Reload, below Vis's rows, as a person does: scrolled to once the screen is laid
+    out (scrolled before, it stops a row short and the click lands on the key hints)."""
+    await pilot.pause()
+    screen.query_one("#settings-reload").scroll_visible(animate=False)
+    await pilot.pause()
+    await pilot.click("#settings-reload")

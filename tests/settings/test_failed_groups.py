@@ -11,7 +11,7 @@ from cli_support import vis as _vis
 from vis_core.paths import TrustStore, VisPaths
 from vis_tui.widgets.settings_rows import ExtensionHeader, SettingRow
 
-from .support import SettingsApp, open_host
+from .support import SettingsApp, click_reload, open_host
 
 ACME = """import vis_core.extension as vis
 
@@ -104,9 +104,7 @@ async def test_reload_after_a_trusted_projects_extension_changed_keeps_its_group
         assert "acme_verbose" in {r.setting_id for r in screen.query(SettingRow)}
         with entry.open("a", encoding="utf-8") as file:
             file.write("# tweak\n")
-        screen.query_one("#settings-reload").scroll_visible(animate=False)
-        await pilot.pause()
-        await pilot.click("#settings-reload")
+        await click_reload(pilot, screen)
         await app.workers.wait_for_complete()
         await pilot.pause()
         header = next(h for h in screen.query(ExtensionHeader) if h.group.name == "acme")

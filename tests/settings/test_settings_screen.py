@@ -14,7 +14,7 @@ from vis_core.paths import TrustStore, VisPaths
 from vis_tui.widgets.settings_editors import InlineTextEditor
 from vis_tui.widgets.settings_rows import ExtensionHeader, SettingRow
 
-from .support import BROKEN, SettingsApp, open_host, user_extensions
+from .support import BROKEN, SettingsApp, click_reload, open_host, user_extensions
 
 FIXED = '''"""Fixed now."""
 import vis_core.extension as vis
@@ -124,10 +124,7 @@ async def test_reload_after_fixing_a_broken_extension(workspace: Path) -> None:
         header = next(h for h in screen.query(ExtensionHeader) if h.group.name == "broken")
         assert header.group.failed and "broken on purpose" in (header.group.error or "")
         (folder / "broken.py").write_text(FIXED, encoding="utf-8")
-        await pilot.pause()  # laid out first: scrolled before, it stopped a row short
-        screen.query_one("#settings-reload").scroll_visible(animate=False)  # below Vis's rows
-        await pilot.pause()
-        await pilot.click("#settings-reload")
+        await click_reload(pilot, screen)
         await app.workers.wait_for_complete()
         header = next(h for h in screen.query(ExtensionHeader) if h.group.name == "broken")
         assert header.group.enabled and header.group.error is None
@@ -235,11 +232,9 @@ async def test_the_screen_answers_keys_while_a_reload_runs(workspace: Path) -> N
         app = SettingsApp(host, reload=slow_reload)
         async with app.run_test(size=(100, 60)) as pilot:
             screen = await app.loaded()
-            screen.query_one("#settings-reload").scroll_visible(animate=False)
-            await pilot.pause()
             before = screen.row("report_details")
             try:
-                await pilot.click("#settings-reload")
+                await click_reload(pilot, screen)
                 await asyncio.wait_for(began.wait(), 20)
                 await pilot.press("right_square_bracket")  # the next scope, while it waits
                 answered = screen.scope

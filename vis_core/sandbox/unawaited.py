@@ -17,8 +17,10 @@ C = TypeVar("C", bound=Coroutine[Any, Any, Any])
 
 
 def named(call: C, name: str) -> C:
-    """``call`` named after the tool it runs, so that Python's words for it name the tool."""
-    call.__name__ = call.__qualname__ = name  # pyright: ignore[reportAttributeAccessIssue]
+    """``call`` named after the tool it runs, so that Python's words for it name the tool
+    (a coroutine; another awaitable a requester returns keeps its own name)."""
+    if inspect.iscoroutine(call):
+        call.__name__ = call.__qualname__ = name
     return call
 
 

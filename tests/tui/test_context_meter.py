@@ -79,3 +79,18 @@ async def test_the_meter_shows_the_utilization_numbers(
     async with resumed.run_test(size=(140, 30)) as pilot:
         await started(resumed, pilot)
         assert _meter(resumed) == "90% context"
+
+
+async def test_the_meter_never_reads_100_percent_above_the_budget(
+    workspace: Path, tmp_path: Path
+) -> None:
+    app = vis_app(workspace, write_script(tmp_path, []))
+    async with app.run_test(size=(140, 30)) as pilot:
+        await started(app, pilot)
+        bar = app.main.status_bar
+        bar.context_limit, bar.context_tokens = 2_700, 2_711  # over, by a hair
+        await pilot.pause()
+        assert _meter(app) == "101% context"
+        bar.context_tokens = 2_699  # under: rounded down, as the hint says it
+        await pilot.pause()
+        assert _meter(app) == "99% context"

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from vis_core.commands.headless import SCREEN_ONLY as SCREEN_ONLY
     from vis_core.commands.headless import is_command as is_command
     from vis_core.commands.plan import approval_form as approval_form
+    from vis_core.context.hints import percent as percent
     from vis_core.events import Event, StoredEvent, TurnEnded
     from vis_core.extension.declarations import CommandResult as CommandResult
     from vis_core.extension.declarations import err as err

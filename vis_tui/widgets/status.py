@@ -9,7 +9,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from vis_core.frontend import plural, shorten_path
+from vis_core.frontend import percent, plural, shorten_path
 from vis_core.model.usage import Usage
 
 _LEFT_OUT_FIRST = ("cost", "tokens", "context", "model")  # where the status line is narrow
@@ -126,9 +126,10 @@ class StatusBar(Static):
         left_out: tuple[str, ...] = (),
     ) -> Content:
         sep = (" │ " if not compact else "│", "$text-muted")
-        # the share as session["utilization"]'s hint words it (whole percent, rounded down)
+        # the share as session["utilization"]'s hint words it (a whole percent, rounded down
+        # but never to 100 % above the budget)
         context = (
-            f"{self.context_tokens * 100 // self.context_limit}% context"
+            f"{percent(self.context_tokens, self.context_limit)}% context"
             if self.context_limit
             else "–% context"
         )

@@ -133,3 +133,35 @@ async def test_other_agents_settings_are_read_only_or_told_when_made(
     assert len(told) == 1 and f"{workspace.resolve() / '.claude'} appeared" in told[0], told
     assert "Claude Code" in told[0]
     assert not (workspace / ".gemini").exists() and not (workspace / ".codex").exists()
+
+
+async def test_a_protected_name_that_is_a_link_is_told_when_a_block_replaces_it(
+    tmp_path: Path, vis_home: Path
+) -> None:
+    """The jail keeps a link's target read-only, never the link: a block removed the links
+    ``.husky`` (core.hooksPath), ``gitconfig.local`` (include.path) and ``.claude`` and put
+    its own folder and files there, and the person's next commit ran them, untold."""
+    (tmp_path / "ws").mkdir()
+    workspace = make_repo(tmp_path / "ws")
+    (workspace / "tools" / "hooks").mkdir(parents=True)
+    (workspace / "shared").mkdir()
+    (workspace / "shared" / "inc.gitconfig").write_text("[user]\n\tname = Ada\n")
+    (workspace / ".husky").symlink_to("tools/hooks")
+    (workspace / "gitconfig.local").symlink_to("shared/inc.gitconfig")
+    (workspace / ".claude").symlink_to("shared")
+    git(workspace, "config", "core.hooksPath", ".husky")
+    git(workspace, "config", "include.path", "../gitconfig.local")
+    (vis_home / "config.toml").write_text("jail = true\n")
+    swap = (
+        "import os\n"
+        "for name in ('.husky', '.claude', 'gitconfig.local'):\n"
+        "    os.unlink(name)\n"
+        "os.mkdir('.husky'); os.mkdir('.claude')\n"
+        "open('gitconfig.local', 'w').write('[core]\\n\\tfsmonitor = id\\n')\n"
+        "print('swapped')\n"
+    )
+    outcome = await run_blocks(workspace, tmp_path, swap)
+    assert "swapped" in outcome.blocks[0].stdout, outcome.blocks[0]
+    told = [n for n in notices(outcome.events) if "was replaced during this session" in n]
+    for name in (".husky", ".claude", "gitconfig.local"):
+        assert any(n.startswith(f"{workspace.resolve() / name}, a link to ") for n in told), told

@@ -11,10 +11,19 @@ from vis_core.extension_host.environment import project_environment
 from vis_core.paths import VisPaths, control_files_changed, project_fingerprint, trust_lapsed
 from vis_core.settings.service import SettingsService
 from vis_core.system.git_control import git_control
-from vis_core.system.jail import TOLD_WHEN_MADE, home_warning
+from vis_core.system.jail import TOLD_WHEN_MADE, home_warning, protected_files
 from vis_core.system.lifetime import ChildLimits
 from vis_core.system.nested_gits import NestedGits
 from vis_core.welcome import jail_mode, jail_policy, jail_read_paths
+
+
+def _link_target(path: Path) -> str | None:
+    """Where the link ``path`` points; None when it is no longer a link."""
+    try:
+        return os.readlink(path)
+    except OSError:
+        return None
+
 
 _GIT_NAMES = (
     "The git configuration of a repository here names it (include.path or core.hooksPath): "
@@ -78,6 +87,13 @@ class Workspace:
                 if not os.path.lexists(folder / name)
             },
         }
+        # links among what the jail keeps read-only: it keeps their targets, never the link
+        # itself, so a block can put something else in its place; that is told
+        protected = [
+            *git_control(root, look=False).links,
+            *(path for folder in {root, self.project_root} for path in protected_files(folder)),
+        ]
+        self._links = {path: _link_target(path) for path in protected if os.path.islink(path)}
         self._nested_gits = NestedGits(root)  # those in subfolders: nested clones at start
         self._told_full = False  # that the look for them was left incomplete
         self._checking = threading.Lock()
@@ -158,6 +174,15 @@ class Workspace:
                 "repository made there. Check for one before you run git in a folder a "
                 "block made (git rev-parse --git-dir)"
             )
+        for path, target in sorted(self._links.items()):
+            if _link_target(path) != target:
+                del self._links[path]
+                said.append(
+                    f"{path}, a link to {target} that Vis keeps read-only, was replaced during "
+                    "this session (by a block, a command or you): the jail keeps only a link's "
+                    "target read-only, never the link. What is there now may be run by your "
+                    "git or another agent; read it before you run git here, or put the link back"
+                )
         for path in sorted(self._absent_elsewhere):
             if os.path.lexists(path):
                 said.append(

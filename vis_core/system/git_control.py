@@ -39,6 +39,7 @@ class GitControl:
     existing: tuple[Path, ...] = ()
     absent: tuple[Path, ...] = ()
     complete: bool = True
+    links: tuple[Path, ...] = ()  # names of ``existing`` that are links in the workspace
 
 
 _looks: dict[Path, NestedGits] = {}
@@ -87,10 +88,11 @@ def _control(root: Path, found: list[Path], complete: bool) -> GitControl:
     shared = [_global_config(home), home / ".gitconfig", Path("/etc/gitconfig")]
     named: set[Path] = set()
     hooks: set[Path] = set()
+    links: set[Path] = {entry for entry in found if entry.is_symlink()}
     for git_dir, top in git_dirs:
         files = [git_dir / "config", git_dir / "config.worktree", *_common_config(git_dir)]
         for file in [*files, *shared]:
-            _read(file, top, named, hooks, INCLUDE_DEPTH)
+            _read(file, top, named, hooks, INCLUDE_DEPTH, links)
     absent: set[Path] = set()
     for path in named:
         if _inside(path, root):
@@ -102,7 +104,8 @@ def _control(root: Path, found: list[Path], complete: bool) -> GitControl:
             (existing if os.path.lexists(folder) else absent).add(folder)
             if folder.name == "_" and _inside(folder.parent, root):
                 existing.add(folder.parent)  # husky 9: its callers in _/ run the hooks above
-    return GitControl(tuple(sorted(existing)), tuple(sorted(absent)), complete)
+    inside = sorted(link for link in links if _inside(link, root))
+    return GitControl(tuple(sorted(existing)), tuple(sorted(absent)), complete, tuple(inside))
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -146,11 +149,14 @@ def _global_config(home: Path) -> Path:
     return Path(xdg) / "git" / "config"
 
 
-def _read(file: Path, top: Path, named: set[Path], hooks: set[Path], depth: int) -> None:
+def _read(
+    file: Path, top: Path, named: set[Path], hooks: set[Path], depth: int, links: set[Path]
+) -> None:
     """Add the files ``file`` includes (``include.path``, every ``includeIf.*.path``:
     whether its condition holds or not, it may hold later) to ``named``, and the folders its
     ``core.hooksPath`` values name (relative ones in ``top``) to ``hooks``; the included
-    files are read in turn, down to ``depth`` levels."""
+    files are read in turn, down to ``depth`` levels. A name that is a link goes to
+    ``links``: the jail keeps its target read-only, never the link itself."""
     data = small_bytes(file, CONFIG_BYTES)
     if data is None:
         return
@@ -158,24 +164,27 @@ def _read(file: Path, top: Path, named: set[Path], hooks: set[Path], depth: int)
         if not value:
             continue
         if key == "path" and section in ("include", "includeif"):
-            path = _expanded(value, file.parent)
+            path = _expanded(value, file.parent, links)
             if path is not None and path not in named:
                 named.add(path)
                 if depth > 0:
-                    _read(path, top, named, hooks, depth - 1)
+                    _read(path, top, named, hooks, depth - 1, links)
         elif section == "core" and key == "hookspath":
-            path = _expanded(value, top)
+            path = _expanded(value, top, links)
             if path is not None:
                 hooks.add(path)
 
 
-def _expanded(value: str, base: Path) -> Path | None:
+def _expanded(value: str, base: Path, links: set[Path]) -> Path | None:
     """A configuration's path as git takes it: ``~/`` is home, a relative one lies in
-    ``base``; resolved (None when it cannot be)."""
+    ``base``; resolved (None when it cannot be), its name added to ``links`` when a link."""
     if value.startswith("~"):
         value = os.path.expanduser(value)
     try:
-        return Path(os.path.realpath(base / value))
+        written = Path(os.path.normpath(base / value))
+        if os.path.islink(written):
+            links.add(written)
+        return Path(os.path.realpath(written))
     except (OSError, ValueError):
         return None
 

@@ -389,3 +389,18 @@ async def test_a_servers_stderr_tail_hides_the_key_vis_gave_it(tmp_path: Path) -
     assert conn.state is State.FAILED
     assert conn.stderr_tail() == "token [REDACTED]"
     assert redact_log_text("sent stderr-tail-token-3141") == "sent [REDACTED]"
+
+
+def test_a_secret_the_line_limit_falls_inside_is_hidden_whole() -> None:
+    """A line is cut at 2,000 characters for /mcp; cut before it was redacted, a secret that
+    the cut fell inside no longer matched and its first half was shown."""
+    from vis_core.system.redaction import remember_secrets
+
+    secret = "sk-live-ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"
+    remember_secrets([secret])
+    tail = StderrTail()
+    tail.writer.write("x" * 1980 + secret + "\n")
+    tail.release()
+    assert tail.drained(30)
+    shown = tail.text()
+    assert "sk-live" not in shown and shown.endswith("x[REDACTED]")

@@ -12,6 +12,9 @@ from vis_core.system.redaction import redact_log_text
 
 TAIL_LINES = 40
 LINE_LIMIT = 2000
+# a line is kept this much past the limit until it is redacted, so that a secret the limit
+# falls inside is still whole when it is matched, and never shown in part
+SECRET_MARGIN = 1024
 
 
 class StderrTail:
@@ -36,7 +39,7 @@ class StderrTail:
             for raw in self._reader:
                 line = raw.decode("utf-8", "replace").rstrip("\r\n")
                 with self._lock:
-                    self._lines.append(line[:LINE_LIMIT])
+                    self._lines.append(line[: LINE_LIMIT + SECRET_MARGIN])
         finally:
             self._reader.close()
             if self._on_close is not None:
@@ -58,5 +61,7 @@ class StderrTail:
         the server's own ``env``) as ``[REDACTED]``: a server that prints its token as it fails
         shows it nowhere (``/mcp``, the notice after the start, ``vis mcp list``)."""
         with self._lock:
-            text = "\n".join(self._lines)
-        return redact_log_text(text)
+            lines = list(self._lines)
+        return "\n".join(
+            line[:LINE_LIMIT] for line in redact_log_text("\n".join(lines)).split("\n")
+        )

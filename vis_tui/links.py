@@ -32,12 +32,21 @@ _ADDRESS = re.compile(
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:(?://)?", re.IGNORECASE)
 
 
+_TOP_LEVEL = re.compile(r"\.[a-z]{2,}(?::\d+)?(?:[/?#]|$)", re.IGNORECASE)
+
+
 def disguises(text: str, url: str) -> bool:
-    """Whether a link's ``text`` reads as an address other than its ``url`` (the scheme,
-    a ``www.`` and a closing ``/`` aside): ``[github.com/x](https://evil.example/x)`` does,
-    ``[github.com/x](https://github.com/x)`` and ``[the docs](https://evil.example)`` do not."""
-    said = text.strip()
-    return _ADDRESS.fullmatch(said) is not None and _bare(said) != _bare(url)
+    """Whether a link's ``text`` holds an address other than its ``url`` (the scheme, a
+    ``www.`` and a closing ``/`` aside), alone or among other words:
+    ``[github.com/x](https://evil.example/x)`` and ``[see pypi.org/p/requests](https://evil…)``
+    do, ``[github.com/x](https://github.com/x)`` and ``[the docs](https://evil.example)`` do
+    not. A word counts as an address when its last name part is letters (``e.g.`` or
+    ``1.2.3`` do not)."""
+    for word in text.split():
+        word = word.strip("()[]<>{},;:!?'\"`*_").rstrip(".")
+        if _ADDRESS.fullmatch(word) and _TOP_LEVEL.search(word) and _bare(word) != _bare(url):
+            return True
+    return False
 
 
 def _bare(address: str) -> str:

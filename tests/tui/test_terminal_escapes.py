@@ -160,6 +160,19 @@ async def test_a_link_whose_text_reads_as_another_address_shows_its_address(
         assert "github.com/y (" not in painted and "the docs (" not in painted
     summary = inline_markdown("[https://github.com/x](https://evil.example/x) [a.py](a.py)")
     assert summary.plain == "https://github.com/x (https://evil.example/x) a.py"
+    among_words = inline_markdown("[see pypi.org/project/requests](https://evil.example/b)")
+    assert among_words.plain == "see pypi.org/project/requests (https://evil.example/b)"
+
+
+def test_an_address_among_the_words_of_a_link_shows_its_target_but_ordinary_words_do_not() -> None:
+    """``[see https://github.com/python/cpython/releases](https://evil.example/a)`` drew as
+    its text alone: only a text that was one address counted."""
+    from vis_tui.links import disguises
+
+    assert disguises("see https://github.com/python/cpython/releases", "https://evil.example/a")
+    assert disguises("pip install from pypi.org/project/requests", "https://evil.example/b")
+    assert not disguises("docs at docs.python.org", "https://docs.python.org")
+    assert not disguises("e.g. version 1.2.3 of the notes", "https://example.com/notes")
 
 
 async def test_a_link_in_a_markdown_block_opens_only_a_web_or_mail_address(

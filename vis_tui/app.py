@@ -20,7 +20,7 @@ from textual.screen import Screen
 from vis_core.frontend import check_in_background, open_browser, welcome_facts
 from vis_tui.block_context import DEFAULT_PACING, AnswerPacing
 from vis_tui.collector import CHECK_EVERY, IdleCollector, resume_after_start
-from vis_tui.editor import NO_EDITOR, editor_command, resolve, run_editor, workspace_file
+from vis_tui.editor import NO_EDITOR, chip_file, editor_command, run_editor, workspace_file
 from vis_tui.links import opens
 from vis_tui.messages import CommandActionRequested
 from vis_tui.screens.main import MainScreen
@@ -486,8 +486,17 @@ class VisApp(App[int]):
         self.action_open_path(message.path)
 
     def action_open_path(self, path: str) -> None:
-        """Open ``path`` in ``$VISUAL``/``$EDITOR``; the app suspends while it runs."""
-        target = resolve(path, Path(self.options.workspace))
+        """Open ``path`` in ``$VISUAL``/``$EDITOR`` when it lies in the workspace or Vis's
+        data folder; the app suspends while the editor runs."""
+        roots = [Path(self.options.workspace), *([self.core.data_dir] if self.core else [])]
+        target = chip_file(path, roots)
+        if target is None:
+            self.notify(
+                f"Not opened: {path} (Vis opens only a file in the workspace or its own "
+                "saved outputs)",
+                markup=False,
+            )
+            return
         command = editor_command(target)
         if command is None:
             self.notify(NO_EDITOR.format(path=path), severity="warning", markup=False)

@@ -6,7 +6,7 @@ import os
 import shlex
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from vis_core.frontend import host_program
@@ -26,11 +26,16 @@ def editor_command(path: Path, environ: dict[str, str] | None = None) -> list[st
     return [*shlex.split(editor), str(path)]
 
 
-def resolve(path: str, workspace: Path) -> Path:
-    """``path`` of one of Vis's own chips (a saved output, an attachment): ``~`` expanded,
-    relative to the workspace."""
-    candidate = Path(path).expanduser()
-    return candidate if candidate.is_absolute() else workspace / candidate
+def chip_file(path: str, roots: Iterable[Path]) -> Path | None:
+    """The file a chip's ``path`` names (a saved output, an attachment, a failing test's
+    file), relative ones in the first root, when it lies in one of ``roots`` (the workspace,
+    Vis's data folder), links followed; else None: a path a tool took from the model's
+    output (a test report's ``file``) never opens ``/etc/hosts`` or ``~/.ssh/config``."""
+    folders = [root.resolve() for root in roots]
+    if not folders:
+        return None
+    target = (folders[0] / Path(path).expanduser()).resolve()  # an absolute path replaces it
+    return target if any(target.is_relative_to(folder) for folder in folders) else None
 
 
 def workspace_file(path: str, workspace: Path) -> Path | None:
@@ -39,9 +44,7 @@ def workspace_file(path: str, workspace: Path) -> Path | None:
     ``../../etc/hosts`` in the editor."""
     if path.startswith("~"):  # a home folder's, not a workspace folder named ``~``
         return None
-    root = workspace.resolve()
-    target = (root / path).resolve()  # an absolute path replaces the root
-    return target if target.is_relative_to(root) else None
+    return chip_file(path, [workspace])
 
 
 def run_editor(command: list[str]) -> str | None:

@@ -88,6 +88,35 @@ async def test_a_link_opens_only_a_file_in_the_workspace(
             assert f"Not opened: {link} (a link opens only a file in the workspace)" in told
 
 
+async def test_a_chip_opens_only_a_file_in_the_workspace_or_viss_saved_outputs(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failing test's ``open:`` chip named the file its JUnit report gave, which the model's
+    code writes: ``/tmp/host-file.txt`` opened in the editor. A chip now opens a file of the
+    workspace or of Vis's data folder (saved outputs, attachments), and says why not others."""
+    editor, log = _editor(tmp_path)
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", str(editor))
+    (workspace / "a.py").write_text("x = 1\n", encoding="utf-8")
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        assert app.core is not None
+        saved = app.core.data_dir / "outputs" / "whole.txt"
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        saved.write_text("all of it\n", encoding="utf-8")
+        host_file = tmp_path / "host-file.txt"
+        host_file.write_text("private\n", encoding="utf-8")
+        for path in ("a.py", str(saved), str(host_file)):  # the editor's return clears notes
+            app.action_open_path(path)
+        await until(pilot, lambda: log.exists() and len(log.read_text().splitlines()) == 2)
+        await until(pilot, lambda: len(app._notifications) > 0)
+        opened = [line.strip() for line in log.read_text().splitlines()]
+        assert opened == [str((workspace / "a.py").resolve()), str(saved.resolve())]
+        told = [n.message for n in app._notifications]
+        assert any(m.startswith(f"Not opened: {host_file} (Vis opens only") for m in told), told
+
+
 async def test_copy_last_answer_activity_and_transcript(workspace: Path, tmp_path: Path) -> None:
     app = vis_app(workspace, write_script(tmp_path, [{"text": "The **answer**."}]))
     async with app.run_test(size=(100, 40)) as pilot:

@@ -553,6 +553,11 @@ class Frontend:
     def secrets_file(self) -> Path:
         return self._host.paths.secrets_file
 
+    @property
+    def data_dir(self) -> Path:
+        """Vis's data folder: its saved outputs and attachments, which chips open."""
+        return self._host.paths.data_dir
+
     def reread_config(self) -> None:
         """Read ``config.toml`` again if it changed (a provider added since the start)."""
         _ = self._host.models.config  # read again when it changed

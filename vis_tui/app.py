@@ -212,6 +212,7 @@ class VisApp(App[int]):
 
         attach_forms(self, core)  # vis.ask forms; vis.live views come as events (widgets.live)
         core.on_setting_saved(self._setting_saved)
+        core.on_reloaded(self.main.list_commands)
         if core.model_problem:
             self.main.status_bar.model = core.model_label
         self.main.start_step("opening the session…")

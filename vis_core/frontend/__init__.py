@@ -544,6 +544,11 @@ class Frontend:
         """Read every extension again (``/reload``): "N loaded, M failed" and why."""
         return await self._host.reload()
 
+    def on_reloaded(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` after every reload (``/reload``, the Settings screen's): the
+        commands offered may have changed."""
+        self._host.reloaded_listeners.append(listener)
+
     # -- models --------------------------------------------------------------------------
     @property
     def config_file(self) -> Path:

@@ -171,6 +171,7 @@ class Host:
         self._other_roots: dict[Path, Host] = {}
         self._other_roots_lock = asyncio.Lock()
         self._reloading = asyncio.Lock()  # one reload at a time (the Settings screen's, /reload)
+        self.reloaded_listeners: list[Callable[[], None]] = []  # the commands may have changed
         # what uses the services above (the host only opens sessions for child sessions)
         from vis_core.mcp.host import HostMcp, McpDeps
         from vis_core.subagents import SubagentDeps, Subagents
@@ -395,6 +396,8 @@ class Host:
             if self.space.trust_changed and not self.catalog.skipped():
                 # no project extension says why: the project's settings and servers were
                 summary += f"\n{trust_lapsed(self.space.project_root)}"
+            for listener in list(self.reloaded_listeners):
+                listener()
             return summary
 
     # -- sessions (``registry``, built by ``factory``) ------------------------------------------

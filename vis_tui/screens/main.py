@@ -296,7 +296,7 @@ class MainScreen(Screen[None]):
             await self.transcript.load_initial(loader)
         self._previewed = None
         self.start_step("")  # shown: the status says ready
-        self.choices = [CommandChoice(i.name.lstrip("/"), i.usage, i.doc) for i in core.commands()]
+        self.list_commands()
         self.prompt.set_history(await asyncio.to_thread(core.prompts, session.id))
         if not self.transcript.turns and not running:
             self._welcome(core, session, early)
@@ -317,6 +317,13 @@ class MainScreen(Screen[None]):
         follow.start()
         if self.queue and not self.turn_running:
             self._send_next()
+
+    def list_commands(self) -> None:
+        """Offer the commands loaded now: at the start and after every reload (an extension
+        that failed or was switched off takes its commands along, a new one brings its own)."""
+        if self.core is not None:
+            commands = self.core.commands()
+            self.choices = [CommandChoice(i.name.lstrip("/"), i.usage, i.doc) for i in commands]
 
     @work(group="mcp-notes", exclusive=True, exit_on_error=False)
     async def _say_mcp_problems(self, core: Frontend) -> None:

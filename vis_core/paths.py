@@ -611,6 +611,16 @@ def trust_lapsed(project_root: Path) -> str:
     )
 
 
+def trusted_again(project_root: Path) -> str:
+    """The notice when the person trusted a project again (``vis trust``) after Vis skipped
+    its changed control files: they load at the next reload."""
+    return (
+        f"The project in {project_root} is trusted again with its control files as they are "
+        "now; Reload (/reload, or Reload in Settings) to load its extensions, MCP servers, "
+        "environment and settings."
+    )
+
+
 def lapsed_extension(project_root: Path) -> str:
     """Why a project extension did not load: the project's trust lapsed."""
     return (

@@ -8,7 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vis_core.extension_host.environment import project_environment
-from vis_core.paths import VisPaths, control_files_changed, project_fingerprint, trust_lapsed
+from vis_core.paths import (
+    TrustListError,
+    TrustStore,
+    VisPaths,
+    control_files_changed,
+    project_fingerprint,
+    trust_lapsed,
+    trusted_again,
+)
 from vis_core.settings.service import SettingsService
 from vis_core.system.git_control import git_control
 from vis_core.system.jail import TOLD_WHEN_MADE, home_warning, protected_files
@@ -113,7 +121,8 @@ class Workspace:
     def control_files_notice(self) -> str | None:
         """The notice, said once, that the trusted project's control files changed since
         they were read (the project needs ``vis trust`` again), or that a ``/reload`` skipped
-        them for that; else None."""
+        them for that (or, when the person trusted them again since, that a reload loads
+        them); else None."""
         if self.trusted:
             loaded = self.settings.snapshot.fingerprint
             if self._told_changed == loaded or project_fingerprint(self.project_root) == loaded:
@@ -124,7 +133,11 @@ class Workspace:
         if not self.trust_changed or self._told_changed == granted:
             return None  # the change was told while the files still counted
         self._told_changed = granted
-        return trust_lapsed(self.project_root)
+        try:
+            again = TrustStore(self.paths).is_trusted(self.project_root)  # `vis trust` since
+        except TrustListError:
+            again = False
+        return (trusted_again if again else trust_lapsed)(self.project_root)
 
     def control_notices(self) -> list[str]:
         """The notices of :meth:`control_files_notice` and :meth:`new_control_notices` due now

@@ -41,6 +41,7 @@ async def test_no_lapse_is_told_once_the_person_trusted_the_project_again(
         await until(pilot, lambda: len(app._notifications) >= 1)
         (reloaded,) = [n.message for n in app._notifications]
         assert "changed since you trusted it" in reloaded, reloaded
+        assert "hello" not in [c.name for c in app.main.choices]  # skipped: not offered
         app.clear_notifications()
         trust.trust(workspace)  # `vis trust`, in another shell
         await type_keys(pilot, *"hi", "enter")

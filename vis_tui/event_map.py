@@ -219,12 +219,16 @@ def _context_note(target: EventTarget, event: ContextNote) -> None:
 
 @handles(Notification)
 def _notification(target: EventTarget, event: Notification) -> None:
-    """A toast; one about a passing state (a retry) is what the progress line says until the
-    turn moves on (the retried answer streams, or the turn ends), not a toast that lingers."""
+    """A toast, and a warning or error stays in the transcript too (a control file a block
+    made, a hook that failed: read after the toast is gone). One about a passing state (a
+    retry) is what the progress line says until the turn moves on (the retried answer
+    streams, or the turn ends), not a toast that lingers."""
     if event.transient and target.progress.running:
         target.progress.doing = event.text
         return
     target.toast(event.text, event.kind)
+    if event.kind in (NotifyKind.WARN, NotifyKind.ERROR):  # a toast is gone in seconds
+        target.transcript.add_message(f"⚠ {event.text}", plain=True, unprompted=True)
 
 
 @handles(DraftChanged)

@@ -40,6 +40,10 @@ async def test_each_notify_kind_shows_its_toast_severity(
             "a error note": "error",
             "a success note": "information",
         }
+        # a toast is gone in seconds: a warning or an error stays in the transcript too
+        kept = [str(m.render()) for m in app.main.transcript.query(".system-message")]
+        assert any("⚠ a warn note" in m for m in kept) and any("⚠ a error note" in m for m in kept)
+        assert not any("a success note" in m for m in kept)
 
 
 async def test_reload_says_which_extension_failed_to_load(

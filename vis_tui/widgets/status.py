@@ -9,7 +9,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from vis_core.frontend import percent, plural, shorten_path
+from vis_core.frontend import plural, shorten_path
 from vis_core.model.usage import Usage
 
 _LEFT_OUT_FIRST = ("cost", "tokens", "context", "model")  # where the status line is narrow
@@ -128,11 +128,11 @@ class StatusBar(Static):
         sep = (" │ " if not compact else "│", "$text-muted")
         # the share as session["utilization"]'s hint words it (a whole percent, rounded down
         # but never to 100 % above the budget)
-        context = (
-            f"{percent(self.context_tokens, self.context_limit)}% context"
-            if self.context_limit
-            else "–% context"
-        )
+        context = "–% context"
+        if self.context_limit:  # once a model is known: the first frame imports none of it
+            from vis_core.frontend import percent
+
+            context = f"{percent(self.context_tokens, self.context_limit)}% context"
         state: tuple[str, str]
         if self.running:
             state = ("● running", "$text-accent")

@@ -692,3 +692,61 @@ async def test_after_reload_a_changed_env_moves_an_extension_to_its_new_worker(
         assert after["pid"] == after["plain"]  # now it shares the worker of plain
     finally:
         await host.close()
+
+
+TICKETS = """
+import vis_core.extension as vis
+
+
+def list_tickets(ctx):
+    return vis.ok(" ".join(ctx.args))  # a dict: ctx["args"]
+
+
+def ticket(number: int) -> str:
+    \"\"\"The ticket ``number``.\"\"\"
+    raise KeyError(f"no ticket #{number}")
+
+
+vis.register_extension(vis.Extension(
+    name="tickets", alias="tickets", description="Tickets.",
+    symbols=[vis.Symbol(ticket)],
+    slash_commands=[vis.SlashCommand("tickets", list_tickets)],
+))
+"""
+
+
+async def test_a_command_or_tool_that_raises_says_where_and_logs_its_traceback(
+    tmp_path: Path,
+) -> None:
+    """An extension's command or tool that raised showed only the exception's class and text,
+    in the command's error and nowhere else. The command's error now names the extension's
+    file, line and function; the traceback of either is in vis.log; the model's block sees
+    the tool's exception as before."""
+    folder = Path(os.environ["VIS_HOME"]) / "extensions"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "tickets.py").write_text(TICKETS, encoding="utf-8")
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    code = "try:\n    await ticket(999)\nexcept KeyError as exc:\n    print(repr(exc))"
+    script = _script(tmp_path / "script.yaml", [code])
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        failed = await host.commands.run(session, "/tickets")
+        (block,) = [e for e in await _turn(session) if isinstance(e, BlockFinished)]
+    finally:
+        await host.close()
+    assert not failed.ok and failed.title == "/tickets failed"
+    assert failed.body == (
+        "AttributeError: 'dict' object has no attribute 'args' (tickets.py:6 in list_tickets)"
+    )
+    assert block.error is None and "no ticket #999" in block.stdout
+    assert "tickets.py" not in block.stdout  # the model sees the exception as before
+    logged = log_file().read_text(encoding="utf-8")
+    assert "[tickets] /tickets failed: AttributeError:" in logged
+    assert (
+        "[tickets] tool ticket failed: KeyError: 'no ticket #999' (tickets.py:11 in ticket)"
+        in logged
+    )
+    assert 'tickets.py", line 11, in ticket' in logged  # the traceback
+    assert 'tickets.py", line 6, in list_tickets' in logged

@@ -188,7 +188,10 @@ class CommandRegistry:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            return err(f"/{name} failed", f"{type(exc).__name__}: {exc}")
+            # an extension's command says where in its code it raised (a note, see
+            # session_worker); the traceback is in vis.log
+            where = "".join(f" {note}" for note in getattr(exc, "__notes__", ()))
+            return err(f"/{name} failed", f"{type(exc).__name__}: {exc}{where}")
         if (
             command.info.owner != "vis"
             and not command.in_host

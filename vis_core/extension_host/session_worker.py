@@ -327,6 +327,9 @@ class WorkerHandler:
                     leave_call(token)
         except ToolCancelled:
             raise asyncio.CancelledError(f"{call.name} was cancelled") from None
+        except Exception as exc:
+            _report_failure(call, exc)
+            raise
         finally:  # no lock: a cancel finds it or not either way, and one that lands after
             if not later:  # the call is caught by the channel
                 self._running.pop(call.id, None)
@@ -356,6 +359,8 @@ class WorkerHandler:
             except asyncio.CancelledError:
                 answer.set_exception(asyncio.CancelledError(f"{call.name} was cancelled"))
             except BaseException as exc:
+                if isinstance(exc, Exception):
+                    _report_failure(call, exc)
                 answer.set_exception(exc)
 
         task.add_done_callback(done)
@@ -485,6 +490,31 @@ def _close(awaitable: Any) -> None:
     close = getattr(awaitable, "close", None)
     if callable(close):
         close()
+
+
+# the modules of extensions' own code: loaded entry files and the bundled extensions
+_EXTENSION_MODULES = ("vis_ext_", "vis_extensions")
+
+
+def _report_failure(call: Call, exc: Exception) -> None:
+    """A tool or slash command that raised: its traceback goes to the extension's log (only
+    the exception's class and text cross to the host), and a command's exception gets a note
+    naming where in the extension's own code it was raised, which its error shows."""
+    if call.target is not TargetKind.COMMAND and call.target not in _TOOL_TARGETS:
+        return
+    import traceback  # only when a call failed
+
+    where = ""
+    for frame, line in traceback.walk_tb(exc.__traceback__):
+        if str(frame.f_globals.get("__name__", "")).startswith(_EXTENSION_MODULES):
+            where = f"({Path(frame.f_code.co_filename).name}:{line} in {frame.f_code.co_name})"
+    what = f"/{call.name}" if call.target is TargetKind.COMMAND else f"tool {call.name}"
+    owner = str(call.owner)
+    _print_to_host("error", f"{what} failed: {type(exc).__name__}: {exc} {where}".rstrip(), owner)
+    for row in "".join(traceback.format_exception(exc)).splitlines():
+        _print_to_host("error", row, owner)
+    if where and call.target is TargetKind.COMMAND:
+        exc.add_note(where)
 
 
 def _print_to_host(level: str, message: str, source: str) -> None:

@@ -510,7 +510,8 @@ def _report_failure(call: Call, exc: Exception) -> None:
             where = f"({Path(frame.f_code.co_filename).name}:{line} in {frame.f_code.co_name})"
     what = f"/{call.name}" if call.target is TargetKind.COMMAND else f"tool {call.name}"
     owner = str(call.owner)
-    _print_to_host("error", f"{what} failed: {type(exc).__name__}: {exc} {where}".rstrip(), owner)
+    said = traceback.format_exception_only(exc)[0].strip()  # even when its __str__ raises
+    _print_to_host("error", f"{what} failed: {said} {where}".rstrip(), owner)
     for row in "".join(traceback.format_exception(exc)).splitlines():
         _print_to_host("error", row, owner)
     if where and call.target is TargetKind.COMMAND:

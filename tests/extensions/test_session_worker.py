@@ -750,3 +750,46 @@ async def test_a_command_or_tool_that_raises_says_where_and_logs_its_traceback(
     )
     assert 'tickets.py", line 11, in ticket' in logged  # the traceback
     assert 'tickets.py", line 6, in list_tickets' in logged
+
+
+WRONG_VERDICT = """
+import vis_core.extension as vis
+
+
+def before(call):
+    return False  # meant as "refuse"; a refusal is vis.block(reason)
+
+
+vis.register_extension(vis.Extension(
+    name="nope", description="Means to refuse every block.",
+    op_hooks=[vis.OpHook("python_execution", before)],
+))
+"""
+
+
+async def test_a_before_hook_that_returns_no_verdict_is_told_once_and_the_block_runs(
+    tmp_path: Path,
+) -> None:
+    """A before hook that returned ``False`` (or a string) let the operation run and said so
+    only in vis.log: its author believed it refused. The block still runs (the hook's value
+    is ignored), and the person is told once per hook in the session what to return."""
+    folder = Path(os.environ["VIS_HOME"]) / "extensions"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "nope.py").write_text(WRONG_VERDICT, encoding="utf-8")
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    script = _script(tmp_path / "script.yaml", ["print('ran 1')", "print('ran 2')"])
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        events = await _turn(session)
+    finally:
+        await host.close()
+    blocks = [e for e in events if isinstance(e, BlockFinished)]
+    assert [b.stdout.strip() for b in blocks] == ["ran 1", "ran 2"]
+    told = [e.text for e in events if isinstance(e, Notification) and "'nope'" in e.text]
+    assert told == [
+        "Extension 'nope': its before hook for python_execution returned False, which is not a "
+        "verdict, so the python_execution went on. Return None to let it go on or "
+        "vis.block(reason) to refuse it."
+    ]

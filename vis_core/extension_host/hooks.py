@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import traceback
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -81,10 +81,13 @@ class OpHooks:
         extensions: Callable[[], LoadedExtensions | None],
         context_for: Callable[[str], CallContext],
         worker: SessionWorkers,
+        tell: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         self._extensions = extensions
         self._context_for = context_for
         self._worker = worker  # where every hook runs (the host runs no extension code)
+        self._tell = tell  # a warning the person sees in the session
+        self._told: set[tuple[str, int]] = set()  # hooks whose wrong return value was told
 
     def hooks(self, op: str, phase: OpHookPhase | None) -> list[tuple[LoadedExtension, OpHook]]:
         loaded = self._extensions()
@@ -185,14 +188,32 @@ class OpHooks:
                 }
                 notes.extend(verdict.notes)
                 continue
-            log.error(
-                "before hook of extension %r for %s returned %s; return None, vis.block(...) "
-                "or vis.repair(...); it is ignored",
-                ext.name,
-                op,
-                type(verdict).__name__,
-            )
+            await self._ignored(ext, hook, op, verdict)
         return Verdict(current, tuple(notes))
+
+    async def _ignored(self, ext: LoadedExtension, hook: OpHook, op: str, verdict: Any) -> None:
+        """A before hook returned something other than a verdict: the operation goes on, as
+        for a hook that failed; it is logged, and the person is told once per hook (one who
+        returns ``False`` would otherwise believe it refused)."""
+        log.error(
+            "before hook of extension %r for %s returned %s; return None, vis.block(...) "
+            "or vis.repair(...); it is ignored",
+            ext.name,
+            op,
+            type(verdict).__name__,
+        )
+        assert ext.declaration is not None  # it ran
+        key = (ext.name, ext.declaration.op_hooks.index(hook))
+        if self._tell is None or key in self._told:
+            return
+        self._told.add(key)
+        got = repr(verdict) if isinstance(verdict, bool) else f"a {type(verdict).__name__}"
+        repair = ", or vis.repair(source, notes=[...]) to correct it" if op in REPAIRABLE else ""
+        await self._tell(
+            f"Extension {ext.name!r}: its before hook for {op} returned {got}, which is not a "
+            f"verdict, so the {op} went on. Return None to let it go on or "
+            f"vis.block(reason) to refuse it{repair}."
+        )
 
     def after(self, op: str, args: list[Any], result: Any) -> None:
         """:meth:`run_after` from a thread."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -66,6 +66,7 @@ class SessionKit:
         extensions: Callable[[], LoadedExtensions],
         project_values: dict[str, str],
         runtime: Runtime | None,
+        tell: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         self.place = place
         self._store = store
@@ -85,7 +86,8 @@ class SessionKit:
             self.worker.prestart()  # the first request's prompt needs them; start them meanwhile
         # who waits on the session's turn, the images shown to its model with a call's result
         self.call_state = SessionCallState()
-        self.hooks = OpHooks(extensions, self.contexts.context_for, self.worker)
+        # ``tell``: a warning in the session (an op hook that returned no verdict)
+        self.hooks = OpHooks(extensions, self.contexts.context_for, self.worker, tell)
         self.tool_hooks = ToolHooks(self.hooks)
 
     def move_to(self, workspace: Path, project_root: Path) -> None:

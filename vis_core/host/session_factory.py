@@ -126,6 +126,7 @@ class SessionFactory:
             extensions=self.catalog.current,
             project_values=self.workspace.project_values(),
             runtime=place.runtime,
+            tell=lambda text: bus.emit(Notification(session_id, text=text, kind=NotifyKind.WARN)),
         )
         drafts.hooks = DraftHooks(kit.hooks.before, kit.hooks.after)
         confinement = self.workspace.confinement(session_id)

@@ -707,10 +707,14 @@ def ticket(number: int) -> str:
     raise KeyError(f"no ticket #{number}")
 
 
+async def count(ctx):
+    return str(vis.stat.get("count"))  # vis.state
+
+
 vis.register_extension(vis.Extension(
     name="tickets", alias="tickets", description="Tickets.",
     symbols=[vis.Symbol(ticket)],
-    slash_commands=[vis.SlashCommand("tickets", list_tickets)],
+    slash_commands=[vis.SlashCommand("tickets", list_tickets), vis.SlashCommand("count", count)],
 ))
 """
 
@@ -733,12 +737,16 @@ async def test_a_command_or_tool_that_raises_says_where_and_logs_its_traceback(
     try:
         session = await host.new_session()
         failed = await host.commands.run(session, "/tickets")
+        typo = await host.commands.run(session, "/count")
         (block,) = [e for e in await _turn(session) if isinstance(e, BlockFinished)]
     finally:
         await host.close()
     assert not failed.ok and failed.title == "/tickets failed"
     assert failed.body == (
         "AttributeError: 'dict' object has no attribute 'args' (tickets.py:6 in list_tickets)"
+    )
+    assert typo.body == (
+        "AttributeError: 'function' object has no attribute 'get' (tickets.py:15 in count)"
     )
     assert block.error is None and "no ticket #999" in block.stdout
     assert "tickets.py" not in block.stdout  # the model sees the exception as before

@@ -511,9 +511,11 @@ def _report_failure(call: Call, exc: Exception) -> None:
     what = f"/{call.name}" if call.target is TargetKind.COMMAND else f"tool {call.name}"
     owner = str(call.owner)
     said = traceback.format_exception_only(exc)[0].strip()  # even when its __str__ raises
-    _print_to_host("error", f"{what} failed: {said} {where}".rstrip(), owner)
+    # a tool's exception is often its answer (bad input from the model): not an error of Vis
+    level = "error" if call.target is TargetKind.COMMAND else "info"
+    _print_to_host(level, f"{what} failed: {said} {where}".rstrip(), owner)
     for row in "".join(traceback.format_exception(exc)).splitlines():
-        _print_to_host("error", row, owner)
+        _print_to_host(level, row, owner)
     if where and call.target is TargetKind.COMMAND:
         exc.add_note(where)
 

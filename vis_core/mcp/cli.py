@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 
 from vis_core.mcp.config import (
     NAME_PATTERN,
-    SHELL_STRING,
     SSE_HINT,
     McpConfig,
     ServerConfig,
+    Source,
     load_config,
+    parse_entry,
     project_file,
-    shell_string,
 )
 from vis_core.mcp.edit import EditError, add_server, remove_server
 
@@ -99,8 +99,6 @@ def _entry(args: argparse.Namespace) -> dict[str, object]:
             "give the server's command after --, e.g. vis mcp add fs -- npx -y "
             "@modelcontextprotocol/server-filesystem . (or --url URL)"
         )
-    if shell_string(command[0]):
-        raise ValueError(f"{SHELL_STRING}; here: vis mcp add NAME -- {command[0]}")
     entry = {"command": command[0], "args": command[1:]}
     env = _pairs(args.env, "--env")
     if env:
@@ -154,6 +152,8 @@ def run_mcp(
     if args.mcp_command == "add":
         try:
             entry = _entry(args)
+            source = Source.PROJECT if args.local else Source.USER
+            parse_entry(args.name, entry, source=source, origin="vis mcp add")  # as Vis reads it
         except ValueError as exc:
             print(f"vis mcp add: {exc}", file=sys.stderr)
             return EXIT_USAGE

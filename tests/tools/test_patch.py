@@ -241,6 +241,26 @@ async def test_concurrent_patches_go_through_one_queue(ctx: ToolContext, workspa
     assert sorted(r.version for r in results) == list(range(2, 12))
 
 
+async def _turn_events(workspace: Path, tmp_path: Path, code: str, request: str) -> list[object]:
+    """The events of one scripted turn that runs ``code`` in a block, on a real Host."""
+    from cli_support import script
+
+    from vis_core.host import Host, HostOptions
+
+    steps = [{"code": code}, {"text": "Done."}]
+    host = await Host.open(
+        HostOptions(workspace=workspace, provider="scripted", script=script(tmp_path, steps))
+    )
+    events: list[object] = []
+    try:
+        session = await host.new_session()
+        session.subscribe(events.append)
+        await session.submit(request)
+    finally:
+        await host.close()
+    return events
+
+
 async def test_a_huge_patch_keeps_a_bounded_diff_and_saves_the_whole_of_it(
     workspace: Path, tmp_path: Path
 ) -> None:
@@ -250,10 +270,7 @@ async def test_a_huge_patch_keeps_a_bounded_diff_and_saves_the_whole_of_it(
     5 MB grew vis.db by 107 MB."""
     import re
 
-    from cli_support import script
-
     from vis_core.events import ActivityEnded, BlockFinished
-    from vis_core.host import Host, HostOptions
     from vis_core.model.activity import ActivityDiff, ActivityText
     from vis_core.text_limits import MAX_BYTES, MAX_LINES
 
@@ -263,17 +280,7 @@ async def test_a_huge_patch_keeps_a_bounded_diff_and_saves_the_whole_of_it(
         "print(r.added, len(str(r)) < 60_000)\n"
         "print(str(r).splitlines()[-1])"
     )
-    steps = [{"code": code}, {"text": "Done."}]
-    host = await Host.open(
-        HostOptions(workspace=workspace, provider="scripted", script=script(tmp_path, steps))
-    )
-    events: list[object] = []
-    try:
-        session = await host.new_session()
-        session.subscribe(events.append)
-        await session.submit("write a big file")
-    finally:
-        await host.close()
+    events = await _turn_events(workspace, tmp_path, code, "write a big file")
     [ended] = [e.activity for e in events if isinstance(e, ActivityEnded) and e.activity]
     assert ended.presentation is not None
     assert ended.presentation.summary.endswith("created +5000 −0")  # counted whole
@@ -296,27 +303,14 @@ async def test_a_diff_too_large_to_save_is_cut_and_says_the_file_holds_it(
 ) -> None:
     """A diff past 8 MB is not saved whole (it would copy what the file holds): the result
     and the Activity say so and name the file to read instead."""
-    from cli_support import script
-
     from vis_core.events import ActivityEnded, BlockFinished
-    from vis_core.host import Host, HostOptions
 
     code = (
         "text = ''.join(f'{n:09} ' + 'z' * 50 + '\\n' for n in range(150_000))\n"
         "r = await patch('huge.txt', 0, text)\n"
         "print(r.diff_cut)"
     )
-    steps = [{"code": code}, {"text": "Done."}]
-    host = await Host.open(
-        HostOptions(workspace=workspace, provider="scripted", script=script(tmp_path, steps))
-    )
-    events: list[object] = []
-    try:
-        session = await host.new_session()
-        session.subscribe(events.append)
-        await session.submit("write a huge file")
-    finally:
-        await host.close()
+    events = await _turn_events(workspace, tmp_path, code, "write a huge file")
     [ended] = [e.activity for e in events if isinstance(e, ActivityEnded) and e.activity]
     assert ended.presentation is not None
     said = ended.presentation.content[-1].text

@@ -120,6 +120,16 @@ def _enclosing(root: Path) -> Path | None:
     return None
 
 
+def gitdir_named(git: Path) -> Path | None:
+    """The folder a ``.git`` file names (``gitdir: PATH``, relative to its folder), resolved;
+    None when ``git`` is no such file (a folder, a link, anything else)."""
+    data = small_bytes(git, GITFILE_BYTES, follow=False)
+    text = "" if data is None else data.decode(errors="replace").strip()
+    if not text.startswith("gitdir:"):
+        return None
+    return Path(os.path.realpath(git.parent / text[len("gitdir:") :].strip()))
+
+
 def _git_dirs(entry: Path, root: Path, existing: set[Path]) -> list[tuple[Path, Path]]:
     """The git folder of the ``.git`` entry ``entry`` with its work tree's top; the folder a
     ``.git`` file names is added to ``existing`` when it lies in the workspace (not holding
@@ -127,11 +137,8 @@ def _git_dirs(entry: Path, root: Path, existing: set[Path]) -> list[tuple[Path, 
     top = entry.parent
     if entry.is_dir() and not entry.is_symlink():
         return [(entry, top)]
-    text = (small_bytes(entry, GITFILE_BYTES, follow=False) or b"").decode(errors="replace")
-    if not text.startswith("gitdir:"):
-        return []
-    target = Path(os.path.realpath(top / text[len("gitdir:") :].strip()))
-    if not target.is_dir():
+    target = gitdir_named(entry)
+    if target is None or not target.is_dir():
         return []
     if _inside(target, root) and target != top and target not in top.parents:
         existing.add(target)

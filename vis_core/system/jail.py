@@ -14,7 +14,7 @@ from pathlib import Path
 
 from vis_core.paths import hard_link_problem, vis_folders
 from vis_core.small_files import small_text
-from vis_core.system.git_control import git_control
+from vis_core.system.git_control import git_control, gitdir_named
 from vis_core.system.jail_check import (
     SYSTEM_DIRS,
     JailUnavailable,
@@ -54,13 +54,9 @@ def protected_files(folder: Path) -> list[Path]:
     except OSError:
         names = []
     found += [folder / n for n in names if n.startswith(PROTECTED_PREFIX) and n != ".vis"]
-    git = folder / ".git"
-    if git.is_file() and not git.is_symlink():
-        text = small_text(git, SMALL_FILE_BYTES) or ""
-        if text.startswith("gitdir:"):
-            target = (folder / text[len("gitdir:") :].strip()).resolve()
-            if folder.resolve() in target.parents and target.is_dir():
-                found.append(target)
+    target = gitdir_named(folder / ".git")
+    if target is not None and folder.resolve() in target.parents and target.is_dir():
+        found.append(target)
     return found
 
 
@@ -116,14 +112,10 @@ def git_dirs_elsewhere(folder: Path) -> list[Path]:
     the jail so git works there. Only a gitdir that names ``folder`` back counts (see
     :func:`_names_back`): the ``.git`` file is the checkout's, and ``gitdir: ~/.ssh`` (or
     ``/``, or another repository) would show that folder to the model."""
-    git = folder / ".git"
-    if not git.is_file() or git.is_symlink():
-        return []
-    text = (small_text(git, SMALL_FILE_BYTES) or "").strip()
-    if not text.startswith("gitdir:"):
+    gitdir = gitdir_named(folder / ".git")
+    if gitdir is None:
         return []
     root = folder.resolve()
-    gitdir = (folder / text[len("gitdir:") :].strip()).resolve()
     if gitdir == Path("/") or gitdir in root.parents or not _names_back(gitdir, root):
         return []
     found = [gitdir]

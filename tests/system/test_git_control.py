@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.system.git_control import config_entries, git_control
+from vis_core.system.git_control import GitLooks, config_entries
 
 TRICKY = [
     '[core]\n\thooksPath = ".husky/_" # a comment\n',
@@ -52,7 +52,7 @@ def test_an_included_file_is_followed_and_one_not_there_is_absent(workspace: Pat
     (workspace / "a.cfg").write_text("[include]\n\tpath = b.cfg\n[core]\n\thooksPath = hooks\n")
     (workspace / "hooks").mkdir()
     subprocess.run(["git", "-C", str(workspace), "config", "include.path", "../a.cfg"], check=True)
-    control = git_control(workspace)
+    control = GitLooks().control(workspace)
     root = workspace.resolve()
     assert {root / "a.cfg", root / "hooks"} <= set(control.existing)
     assert control.absent == (root / "b.cfg",)

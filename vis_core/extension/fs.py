@@ -12,7 +12,7 @@ import threading
 import weakref
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from vis_core.config import load_config
 from vis_core.extension.acting import current_extension
@@ -22,6 +22,9 @@ from vis_core.extension.roots import project_root, workspace_root
 from vis_core.paths import VisPaths
 from vis_core.system.loops import on_loop
 from vis_core.system.shell import ShellHandle, ShellManager, ShellStatus, start_handle
+
+if TYPE_CHECKING:
+    from vis_core.system.git_control import GitLooks
 
 T = TypeVar("T")
 SHELL_KEYS = frozenset({"command", "cwd", "env", "timeout"})
@@ -324,9 +327,13 @@ def _output_dir() -> Path:
 def _start(
     spec: dict[str, Any], jail: Path | None, terms: JailTerms, extra: tuple[Path, ...]
 ) -> Process:
+    from vis_core.extension.runtime import current_runtime
+
+    looks = None if jail is None else current_runtime().git_looks  # of the calling thread
+
     async def start() -> ShellHandle:
         if jail is not None:
-            return await _start_jailed(spec, jail, terms, extra)
+            return await _start_jailed(spec, jail, terms, extra, looks)
         return await PROCESSES.shells.start(
             spec["command"],
             cwd=spec["cwd"],
@@ -339,10 +346,14 @@ def _start(
 
 
 async def _start_jailed(
-    spec: dict[str, Any], jail: Path, terms: JailTerms, extra: tuple[Path, ...]
+    spec: dict[str, Any],
+    jail: Path,
+    terms: JailTerms,
+    extra: tuple[Path, ...],
+    looks: GitLooks | None,
 ) -> ShellHandle:
     """Like ``ShellManager.start`` under the jail, with the extension's grants bound (read-only
-    and read-write) and ``extra`` paths read-write."""
+    and read-write), ``extra`` paths read-write and the git files ``looks`` finds read-only."""
     import functools
     import shlex
 
@@ -366,6 +377,7 @@ async def _start_jailed(
             read_only=terms.read,
             read_write=(*terms.write, *extra),
             project_root=terms.project_root,
+            git_looks=looks,
         ),
     )
     PROCESSES.shells.handles[handle.id] = handle

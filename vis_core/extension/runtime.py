@@ -13,6 +13,7 @@ directory, …).
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import threading
 from collections.abc import Callable, Coroutine
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from vis_core.extension.live import LiveView
     from vis_core.extension.mcp_servers import McpServer
     from vis_core.model.activity import ActivityPresentation, ActivityRecord, SymbolTag
+    from vis_core.system.git_control import GitLooks
 
 
 class ActivityPort(Protocol):
@@ -248,6 +250,14 @@ class Runtime:
         # outside Vis no settings are loaded, so there is no secret to redact
         path = output_path(output_dir(), label)
         return write_private(path, text.encode("utf-8", "surrogateescape"))
+
+    @functools.cached_property
+    def git_looks(self) -> GitLooks:
+        """The looks for the git files of the workspaces this process jails children in
+        (``vis.git``, ``vis.jailed_shell``), made at the first."""
+        from vis_core.system.git_control import GitLooks
+
+        return GitLooks()
 
     def run_git(self, args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[bytes]:
         """``git args`` in ``cwd``, immune to the repository's configuration (hooks, fsmonitor,

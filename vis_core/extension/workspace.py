@@ -54,7 +54,8 @@ def hardened_git(args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProces
 
     if not jail_enabled():
         return run_git(args, cwd)
-    return run_git(args, cwd, jail_workspace=workspace_root(), project_root=project_root())
+    root, looks = workspace_root(), current_runtime().git_looks
+    return run_git(args, cwd, jail_workspace=root, project_root=project_root(), git_looks=looks)
 
 
 def _git_files(root: Path) -> tuple[Path, ...] | None:

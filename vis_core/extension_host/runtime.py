@@ -10,7 +10,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from vis_core.extension_host.loaded import LoadedExtensions
     from vis_core.interaction import Interaction
     from vis_core.store import Store
+    from vis_core.system.git_control import GitLooks
 
 log = logging.getLogger(__name__)
 NOTIFY_WAIT = 5.0
@@ -41,6 +42,8 @@ class JailPlace(Protocol):
 
     @property
     def project_root(self) -> Path: ...
+    @property
+    def git_looks(self) -> GitLooks: ...
     def jail_policy(self, session_id: str | None = None) -> tuple[bool, str | None]: ...
     def project_values(self) -> dict[str, str]: ...
 
@@ -86,6 +89,11 @@ class HostRuntime(StoreRuntime):
         """What ``vis.sessions``, ``vis.council`` and ``vis.attach`` reach: given once the
         session factory exists (a session's extension can open sessions, so these come last)."""
         self._host = host
+
+    @cached_property
+    def git_looks(self) -> GitLooks:
+        """The workspace's looks for git files: the host's jails share them."""
+        return self.deps.space.git_looks
 
     @property
     def host(self) -> HostPort:

@@ -192,6 +192,7 @@ class SessionFactory:
             network=network.start,
             draft_slot=drafts.slot,
             direct=direct,
+            git_looks=self.workspace.git_looks,
         )
         plan.follow(sandbox.set_read_only)
         if direct is not None:
@@ -291,6 +292,7 @@ class SessionFactory:
             hooks=kit.tool_hooks,
             time_limit=time_limit,
             home_writable=confinement.home_writable,
+            git_looks=self.workspace.git_looks,
             shells=ShellManager(
                 environment=values,
                 project_root=roots.project_root,
@@ -298,6 +300,7 @@ class SessionFactory:
                 limits=confinement.limits,
                 home_writable=confinement.home_writable,
                 read_paths=confinement.read_paths,
+                git_looks=self.workspace.git_looks,
             ),
         )
 

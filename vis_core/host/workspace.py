@@ -18,7 +18,7 @@ from vis_core.paths import (
     trusted_again,
 )
 from vis_core.settings.service import SettingsService
-from vis_core.system.git_control import git_control
+from vis_core.system.git_control import GitLooks
 from vis_core.system.jail import TOLD_WHEN_MADE, home_warning, protected_files
 from vis_core.system.lifetime import ChildLimits
 from vis_core.system.nested_gits import NestedGits
@@ -61,7 +61,8 @@ class Confinement:
 
 class Workspace:
     """One workspace of a running Vis: where it is, its project's control files and trust,
-    the values the project defines, and what confines the children Vis runs there."""
+    the values the project defines, and what confines the children Vis runs there (with
+    ``git_looks``, the git files the jail keeps read-only)."""
 
     def __init__(self, paths: VisPaths, root: Path, settings: SettingsService) -> None:
         """``settings`` read the project's control files (``settings.snapshot``) and checked
@@ -84,10 +85,12 @@ class Workspace:
             if not os.path.lexists(folder / name)
         }
         self._no_git = {path for path in self._absent if path.name == ".git"}
+        self.git_looks = GitLooks()  # the git files the jail keeps read-only, patch refuses
+        control = self.git_looks.control(root)
         # what other programs run that the jail cannot keep read-only before it exists: the
         # hooks folders and config files git's configuration names, other agents' settings
         self._absent_elsewhere = {
-            **{path: _GIT_NAMES for path in git_control(root).absent},
+            **{path: _GIT_NAMES for path in control.absent},
             **{
                 folder / name: _AGENTS_READ
                 for folder in {root, self.project_root}
@@ -98,7 +101,7 @@ class Workspace:
         # links among what the jail keeps read-only: it keeps their targets, never the link
         # itself, so a block can put something else in its place; that is told
         protected = [
-            *git_control(root, look=False).links,
+            *control.links,
             *(path for folder in {root, self.project_root} for path in protected_files(folder)),
         ]
         self._links = {path: _link_target(path) for path in protected if os.path.islink(path)}

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from vis_core.ipc.messages import Done, Init, Ready, Run
     from vis_core.ipc.pairing import ControlSocket
     from vis_core.sandbox.calls import ChildCalls
+    from vis_core.system.git_control import GitLooks
 
 
 ToolCaller = Callable[[str, tuple[Any, ...], dict[str, Any]], Awaitable[Any]]
@@ -222,6 +223,7 @@ class Sandbox:
         network: Callable[[], Awaitable[Path]] | None = None,
         draft_slot: Callable[[], Path | None] | None = None,
         direct: DirectPeer | None = None,
+        git_looks: GitLooks | None = None,
     ) -> None:
         """``environment``: the project's values the child sees on top of a minimal base (never
         the host environment); ``refusal``: why no block may run (e.g. the jail setting could
@@ -239,7 +241,8 @@ class Sandbox:
         ``draft_slot``: the empty folder the session's next draft will be made in, shown
         read-only in the jail so that a draft entered mid-block can be made writable there
         (:meth:`follow_now`); ``direct``: pairs each child with the extension workers, whose
-        tools it then calls directly."""
+        tools it then calls directly; ``git_looks``: the workspace's looks for its git files,
+        which the jail keeps read-only (None: each jail takes a look of its own)."""
         self.read_only = read_only
         self.max_calls = max_calls
         self.message_limit = message_limit
@@ -254,6 +257,7 @@ class Sandbox:
         self.idle_timeout = idle_timeout  # stop the child after this long without a block
         self._callers = (call_tool, call_handle)  # for the child's calls
         self._direct = direct
+        self._git_looks = git_looks
         self._control: ControlSocket | None = None  # the running child's, with ``direct``
         self._tools = tools
         # what changes when the tools do (a block's calls send the child the new ones)
@@ -607,6 +611,7 @@ class Sandbox:
             "workspace_read_only": self.read_only and self.jail,
             "network_folder": self._network_folder,
             "tmpfs_bytes": memory,
+            "git_looks": self._git_looks,
         }
         return functools.partial(jail_argv, workspace=workspace, **options)
 

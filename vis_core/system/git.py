@@ -21,11 +21,15 @@ import re
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vis_core.system.environ import child_environment
 from vis_core.system.pipe_watch import Stuck, refusal, run_watched
 from vis_core.system.programs import host_program
 from vis_core.system.quiet import NotQuiet, model_stopped
+
+if TYPE_CHECKING:
+    from vis_core.system.git_control import GitLooks
 
 TIMEOUT_SECONDS = 60.0
 # Every key that names a program git may start, set to something that starts nothing.
@@ -168,8 +172,10 @@ def git_argv(
     *,
     jail_workspace: Path | None = None,
     project_root: Path | None = None,
+    git_looks: GitLooks | None = None,
 ) -> list[str]:
-    """``git args`` with every program-starting key switched off; jailed with a workspace."""
+    """``git args`` with every program-starting key switched off; jailed with a workspace
+    (``git_looks``: its looks for git files, see :func:`~vis_core.system.jail.jail_argv`)."""
     argv = [git_program(cwd), "--no-pager"]
     for pair in NEUTRAL_CONFIG:
         argv += ["-c", pair]
@@ -181,7 +187,7 @@ def git_argv(
         return argv
     from vis_core.system.jail import jail_argv  # here: vis.GitFailed is imported without it
 
-    return jail_argv(argv, jail_workspace, project_root=project_root)
+    return jail_argv(argv, jail_workspace, project_root=project_root, git_looks=git_looks)
 
 
 def run_git(
@@ -190,6 +196,7 @@ def run_git(
     *,
     jail_workspace: Path | None = None,
     project_root: Path | None = None,
+    git_looks: GitLooks | None = None,
     timeout: float = TIMEOUT_SECONDS,
     feed: bytes | None = None,
     environment: dict[str, str] | None = None,
@@ -203,7 +210,13 @@ def run_git(
     held = model_stopped() if jail_workspace is None else contextlib.nullcontext()
     try:
         with held:
-            argv = git_argv(args, cwd, jail_workspace=jail_workspace, project_root=project_root)
+            argv = git_argv(
+                args,
+                cwd,
+                jail_workspace=jail_workspace,
+                project_root=project_root,
+                git_looks=git_looks,
+            )
             done = run_watched(argv, cwd=cwd, timeout=timeout, env=env, feed=feed)
     except NotQuiet as exc:
         raise GitFailed(f"git {args[0]} did not run: {exc}") from None

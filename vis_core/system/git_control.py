@@ -42,33 +42,40 @@ class GitControl:
     links: tuple[Path, ...] = ()  # names of ``existing`` that are links in the workspace
 
 
-_looks: dict[Path, NestedGits] = {}
-_last: dict[Path, GitControl] = {}
-_lock = threading.Lock()
+class GitLooks:
+    """The looks for the git files of the workspaces one process jails children in (its
+    workspace, a session's drafts), kept for the ``kept`` latest: the ``Workspace`` owns one
+    and hands it to what builds a jail or refuses a write. No look is taken before one is
+    asked for: a Vis that runs no block never walks the workspace."""
 
+    def __init__(self, kept: int = KEPT_LOOKS) -> None:
+        self._kept = kept
+        self._looks: dict[Path, NestedGits] = {}
+        self._last: dict[Path, GitControl] = {}
+        self._lock = threading.Lock()
 
-def git_control(workspace: Path, *, look: bool = True) -> GitControl:
-    """The git files of ``workspace`` now; ``look=False``: as the last look found them (a
-    host-side write checks it without walking the tree again).
+    def control(self, workspace: Path, *, look: bool = True) -> GitControl:
+        """The git files of ``workspace`` now; ``look=False``: as the last look found them (a
+        host-side write checks it without walking the tree again).
 
-    Repositories are found by one :class:`NestedGits` per workspace, kept for the process:
-    each look lists at most ``MAX_GIT_FOLDERS`` folders (changed or new ones first, then the
-    shallowest), and a repository found once stays known while it is there, so a block that
-    makes thousands of folders cannot push one past the bound of the next jail."""
-    root = Path(os.path.realpath(workspace))
-    with _lock:
-        if not look and root in _last:
-            return _last[root]
-        finder = _looks.get(root)
-        if finder is None:
-            while len(_looks) >= KEPT_LOOKS:
-                _looks.pop(next(iter(_looks)))
-            finder = _looks[root] = NestedGits(root, MAX_GIT_FOLDERS, enter=True)
-        found = finder.look()
-        complete = finder.waiting == 0 and finder.looked_in < finder.known_limit
-        control = _control(root, sorted(found), complete)
-        _last[root] = control
-        return control
+        Repositories are found by one :class:`NestedGits` per workspace: each look lists at
+        most ``MAX_GIT_FOLDERS`` folders (changed or new ones first, then the shallowest), and
+        a repository found once stays known while it is there, so a block that makes
+        thousands of folders cannot push one past the bound of the next jail."""
+        root = Path(os.path.realpath(workspace))
+        with self._lock:
+            if not look and root in self._last:
+                return self._last[root]
+            finder = self._looks.get(root)
+            if finder is None:
+                while len(self._looks) >= self._kept:
+                    self._looks.pop(next(iter(self._looks)))
+                finder = self._looks[root] = NestedGits(root, MAX_GIT_FOLDERS, enter=True)
+            found = finder.look()
+            complete = finder.waiting == 0 and finder.looked_in < finder.known_limit
+            control = _control(root, sorted(found), complete)
+            self._last[root] = control
+            return control
 
 
 def _control(root: Path, found: list[Path], complete: bool) -> GitControl:

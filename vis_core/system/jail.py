@@ -14,7 +14,7 @@ from pathlib import Path
 
 from vis_core.paths import hard_link_problem, vis_folders
 from vis_core.small_files import small_text
-from vis_core.system.git_control import git_control, gitdir_named
+from vis_core.system.git_control import GitLooks, gitdir_named
 from vis_core.system.jail_check import (
     SYSTEM_DIRS,
     JailUnavailable,
@@ -146,12 +146,14 @@ def _names_back(gitdir: Path, root: Path) -> bool:
     return False
 
 
-def is_protected(path: Path, workspace: Path, *, home_writable: bool = False) -> bool:
+def is_protected(
+    path: Path, workspace: Path, *, home_writable: bool = False, git_looks: GitLooks | None = None
+) -> bool:
     """Whether ``path`` (resolved) is or lies in a project-control file of a folder between
     ``workspace`` and ``path`` (any ``.git``), in a hooks folder or config file a repository's
-    configuration names (:func:`git_control`, as last looked), in Vis's runtime, or in a dot
-    entry (or ``~/bin``) of the home folder when the workspace holds home (unless
-    ``home_writable``): what the jail keeps read-only."""
+    configuration names (as ``git_looks`` last looked; None: a look of its own), in Vis's
+    runtime, or in a dot entry (or ``~/bin``) of the home folder when the workspace holds home
+    (unless ``home_writable``): what the jail keeps read-only."""
     root = Path(workspace).resolve()
     try:
         parts = path.relative_to(root).parts
@@ -160,7 +162,8 @@ def is_protected(path: Path, workspace: Path, *, home_writable: bool = False) ->
     for name in parts:
         if name in PROTECTED_NAMES or name.startswith(PROTECTED_PREFIX):
             return True
-    if _under(path, git_control(root, look=False).existing):  # hooks, included config
+    looks = GitLooks() if git_looks is None else git_looks
+    if _under(path, looks.control(root, look=False).existing):  # hooks, included config
         return True
     if _under(path, vis_runtime()):  # Vis's own code, e.g. a virtualenv in the workspace
         return True
@@ -239,6 +242,7 @@ def jail_argv(
     workspace_read_only: bool = False,
     network_folder: Path | None = None,
     tmpfs_bytes: int = 0,
+    git_looks: GitLooks | None = None,
 ) -> list[str]:
     """``argv`` wrapped in bubblewrap.
 
@@ -252,8 +256,9 @@ def jail_argv(
     (:func:`vis_runtime`) where it lies in a writable folder are read-only, also where they
     lie inside the workspace; the project-control files (``.vis/``, ``vis.yml``, ``.env*``,
     the whole ``.git``), every repository's git folder in the workspace and the hooks and
-    config files their configuration names there (:func:`git_control`) stay read-only; Vis's
-    own folders (VIS_HOME, wherever it lies) are replaced by empty tmpfs mounts of 1 MiB, in
+    config files their configuration names there (a look of ``git_looks``, the workspace's;
+    None: a look of its own, nothing kept) stay read-only; Vis's own folders (VIS_HOME,
+    wherever it lies) are replaced by empty tmpfs mounts of 1 MiB, in
     which the ``shown_in_vis`` folders (a session's saved outputs) are shown read-only; then
     ``read_write`` grants are bound read-write. ``workspace_read_only`` (plan mode): the
     workspace, home's entries and the grants are all bound read-only; only the private
@@ -319,7 +324,8 @@ def jail_argv(
         args += [arg for entry in _home_entries(home) for arg in ("--bind", entry, entry)]
     protected = {folder: protected_files(folder) for folder in sorted(folders)}
     # every other repository of the workspace, and the hooks and config files git takes there
-    control = git_control(root)
+    git_looks = GitLooks() if git_looks is None else git_looks
+    control = git_looks.control(root)
     protected[root] = [*protected.get(root, []), *control.existing]
     if not control.complete:
         log.warning(
@@ -332,7 +338,8 @@ def jail_argv(
     guarded = [path.resolve() for paths in protected.values() for path in paths]
     inner = [*(p for p in shown if p not in holding), *masked, *read_write, *guarded]
     for folder in _pins(root, inner, shown, home if home_bound else None):
-        mode = is_protected(folder, root, home_writable=home_writable) or workspace_read_only
+        kept = is_protected(folder, root, home_writable=home_writable, git_looks=git_looks)
+        mode = kept or workspace_read_only
         args += ["--ro-bind" if mode else "--bind", str(folder), str(folder)]
     if holds_home:
         # a socket accepts connections on a read-only mount too (Docker Desktop's, an ssh

@@ -20,6 +20,7 @@ from vis_core.model.activity import ActivityPresentation
 from vis_core.model.block import drawn_line
 from vis_core.model.handles import HandleMethod, HostHandle
 from vis_core.system.environ import Audience, child_environment
+from vis_core.system.git_control import GitLooks
 from vis_core.system.jail import jail_argv
 from vis_core.system.lifetime import ChildLimits, over_memory
 from vis_core.system.loops import keep
@@ -355,6 +356,8 @@ class ShellManager:
     control files read-only when the jail is on. ``limits`` bound memory and processes. No
     child outlives Vis: each command runs under a keeper that owns its whole tree (also what
     calls ``setsid()`` or forks twice) and kills it when Vis ends, even by kill -9.
+    ``git_looks``: the workspace's looks for its git files, which the jail keeps read-only
+    (None: each jail takes a look of its own).
     """
 
     def __init__(
@@ -367,8 +370,10 @@ class ShellManager:
         limits: ChildLimits | None = None,
         home_writable: bool = False,
         read_paths: tuple[Path, ...] = (),
+        git_looks: GitLooks | None = None,
     ) -> None:
         self.limits = limits
+        self.git_looks = git_looks
         self.home_writable = home_writable  # jail_home_writable: home's dot entries writable
         self.read_paths = read_paths  # jail_read_paths: folders shown read-only in the jail
         self.handles: dict[str, ShellHandle] = {}
@@ -423,6 +428,7 @@ class ShellManager:
                 network_folder=network,
                 read_only=(*self.read_paths, *jail_read_only),
                 tmpfs_bytes=self.limits.memory_bytes if self.limits else 0,
+                git_looks=self.git_looks,
             )
         handle = await start_handle(
             command,
@@ -527,6 +533,7 @@ def jailed(
     network_folder: Path | None = None,
     read_only: tuple[Path, ...] = (),
     tmpfs_bytes: int = 0,
+    git_looks: GitLooks | None = None,
 ) -> list[str]:
     """``argv`` wrapped by the jail; never runs unconfined when the jail cannot be applied.
     ``tmpfs_bytes``: the memory limit its memory-backed folders share (0: none)."""
@@ -539,4 +546,5 @@ def jailed(
         home_writable=home_writable,
         network_folder=network_folder,
         tmpfs_bytes=tmpfs_bytes,
+        git_looks=git_looks,
     )

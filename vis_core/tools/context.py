@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from vis_core.paths import vis_folders
+from vis_core.system.git_control import GitLooks
 from vis_core.system.jail import is_protected
 from vis_core.system.lifetime import ChildLimits
 from vis_core.system.shell import ShellManager
@@ -73,6 +74,8 @@ class ToolContext:
     # the person's workspace while the session works in a draft (where its .venv lies)
     live_workspace: Path | None = None
     buffers: FileBuffers | None = None  # `vis acp`: cat and patch read and write through the editor
+    # the workspace's looks for its git files: what the jail keeps read-only, writes refuse
+    git_looks: GitLooks = field(default_factory=GitLooks)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "workspace", Path(self.workspace).resolve())
@@ -174,9 +177,7 @@ class ToolContext:
                 f"{tool}: {text} is inside Vis's own folder (settings, secrets, database); the "
                 "jail hides it from the model's tools."
             )
-        if FS_OPERATIONS.get(tool) == "file-write" and is_protected(
-            real, self.workspace, home_writable=self.home_writable
-        ):
+        if FS_OPERATIONS.get(tool) == "file-write" and self.protected(real):
             raise PermissionError(
                 f"{tool}: {text} controls how Vis or the person's programs run (.vis/, "
                 "vis.yml, .env*, any .git, the hooks and config files git takes from the "
@@ -249,14 +250,18 @@ class ToolContext:
 
     def check_writable(self, walked: str, *, tool: str) -> None:
         """Refuse a write to a control file the jail keeps read-only, by the path reached."""
-        if self.jail and is_protected(
-            self.workspace / walked, self.workspace, home_writable=self.home_writable
-        ):
+        if self.jail and self.protected(self.workspace / walked):
             raise PermissionError(
                 f"{tool}: {walked} controls how Vis runs this project (.vis/, vis.yml, .env*, "
                 ".git/config, .git/hooks); the jail keeps it read-only. Ask the person to "
                 "change it."
             )
+
+    def protected(self, path: Path) -> bool:
+        """Whether the jail keeps ``path`` read-only (:func:`is_protected`)."""
+        return is_protected(
+            path, self.workspace, home_writable=self.home_writable, git_looks=self.git_looks
+        )
 
     def hidden(self, path: str | os.PathLike[str]) -> bool:
         """Whether the jail is on and ``path`` lies in Vis's own folders (hidden from tools)."""

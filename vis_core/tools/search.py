@@ -328,7 +328,7 @@ async def _run_rg(ctx: ToolContext, rg: str, argv: list[str]) -> tuple[int, byte
         from vis_core.system.jail import JailUnavailable, jail_argv
 
         try:
-            argv = jail_argv(argv, ctx.workspace, read_only=[Path(rg)])
+            argv = jail_argv(argv, ctx.workspace, read_only=[Path(rg)], git_looks=ctx.git_looks)
         except JailUnavailable:
             return None  # the Python search reads beneath the workspace instead
     proc = await asyncio.create_subprocess_exec(

@@ -38,6 +38,7 @@ from vis_core.host.live_settings import ConfinedParts, block_time_limit, max_ite
 from vis_core.host.session_parts import (
     AssemblyHooks,
     DraftApproval,
+    after_git_look,
     announcer,
     closing,
     control_file_watch,
@@ -203,7 +204,7 @@ class SessionFactory:
             sandbox,
             kit.hooks,
             session=lambda: kit.session_globals(self.registry.live_session(session_id)),
-            wait=self.mcp.wait_named,
+            wait=after_git_look(self.workspace, self.mcp.wait_named),
             explain=self.mcp.missing_note,
             ahead=kit.block_coming,
             named=kit.block_written,

@@ -51,6 +51,20 @@ FORM_FILES = 50  # files the model's approval form lists (the rest are counted)
 CONTROL_CHECK_SECONDS = 1.0  # after a tool call, the control files are checked at most this often
 
 
+def after_git_look(
+    workspace: Workspace, wait: Callable[[str], Awaitable[None]]
+) -> Callable[[str], Awaitable[None]]:
+    """``wait`` (what holds a block until what it names is ready), after the workspace's
+    first look for its git files (:meth:`Workspace.look_for_git`, in a thread): what a block
+    makes that their configuration names is then told, with the jail on or off."""
+
+    async def held(code: str) -> None:
+        await asyncio.to_thread(workspace.look_for_git)
+        await wait(code)
+
+    return held
+
+
 def control_file_watch(
     session_id: str, workspace: Workspace, bus: EventBus, tasks: set[asyncio.Task[Any]]
 ) -> Callable[[Event], None]:

@@ -85,26 +85,24 @@ class Workspace:
             if not os.path.lexists(folder / name)
         }
         self._no_git = {path for path in self._absent if path.name == ".git"}
-        self.git_looks = GitLooks()  # the git files the jail keeps read-only, patch refuses
-        control = self.git_looks.control(root)
-        # what other programs run that the jail cannot keep read-only before it exists: the
-        # hooks folders and config files git's configuration names, other agents' settings
+        # what other programs run that the jail cannot keep read-only before it exists: other
+        # agents' settings, and (from the first look for git files) the hooks folders and
+        # config files git's configuration names
         self._absent_elsewhere = {
-            **{path: _GIT_NAMES for path in control.absent},
-            **{
-                folder / name: _AGENTS_READ
-                for folder in {root, self.project_root}
-                for name in TOLD_WHEN_MADE
-                if not os.path.lexists(folder / name)
-            },
+            folder / name: _AGENTS_READ
+            for folder in {root, self.project_root}
+            for name in TOLD_WHEN_MADE
+            if not os.path.lexists(folder / name)
         }
         # links among what the jail keeps read-only: it keeps their targets, never the link
         # itself, so a block can put something else in its place; that is told
-        protected = [
-            *control.links,
-            *(path for folder in {root, self.project_root} for path in protected_files(folder)),
-        ]
+        protected = (
+            path for folder in {root, self.project_root} for path in protected_files(folder)
+        )
         self._links = {path: _link_target(path) for path in protected if os.path.islink(path)}
+        # the git files of the workspace, looked for when first needed (see look_for_git)
+        self.git_looks = GitLooks()
+        self._git_looked = False
         self._nested_gits = NestedGits(root)  # those in subfolders: nested clones at start
         self._told_full = False  # that the look for them was left incomplete
         self._checking = threading.Lock()
@@ -142,6 +140,26 @@ class Workspace:
             again = False
         return (trusted_again if again else trust_lapsed)(self.project_root)
 
+    def look_for_git(self) -> None:
+        """Look for the workspace's git files once, before anything of the model's runs here
+        (a session holds its first block for it): from then on, a hooks folder or config file
+        their configuration names that is not there is told when it appears, and a link among
+        them when it is replaced. Not at the start: in a checkout of thousands of folders the
+        look takes a while, and a Vis that runs no block needs none."""
+        with self._checking:
+            self._look_for_git()
+
+    def _look_for_git(self) -> None:
+        if self._git_looked:
+            return
+        control = self.git_looks.control(self.root, look=False)
+        self._git_looked = True
+        for path in control.absent:
+            self._absent_elsewhere.setdefault(path, _GIT_NAMES)
+        self._links.update(
+            {path: _link_target(path) for path in control.links if os.path.islink(path)}
+        )
+
     def control_notices(self) -> list[str]:
         """The notices of :meth:`control_files_notice` and :meth:`new_control_notices` due now
         (one check at a time: sessions of this workspace may ask at once, from threads)."""
@@ -155,12 +173,14 @@ class Workspace:
         workspace or project folder, or a git repository (a ``.git``, or a folder git takes
         as a bare repository) in the workspace's folders (:class:`NestedGits`, and once that
         it left folders made during the session out), or a hooks folder or config file git's
-        configuration names, or another agent's settings (``.claude/``, ``.mcp.json``…),
-        that were not there at the start: the person's git, another agent, or trusting the
-        project, would run what it names."""
+        configuration names (not there at :meth:`look_for_git`), or another agent's settings
+        (``.claude/``, ``.mcp.json``…), that were not there at the start: the person's git,
+        another agent, or trusting the project, would run what it names. The workspace's
+        folders are looked in only once a block came (a repository made before is told then:
+        one changed since the start counts)."""
         gits = [path for path in sorted(self._absent) if path.name == ".git"]
         gits = [path for path in gits if os.path.lexists(path)]
-        found = self._nested_gits.new()
+        found = self._nested_gits.new() if self._git_looked else []
         gits += [path for path in found if path.name == ".git"]
         bare = [path for path in found if path.name != ".git"]
         said = []

@@ -4,7 +4,8 @@ Both run as fresh processes, in turn (A B A B …), so a drifting machine affect
 printed: each median and the median of the pairwise ratios. Target: ≤ 1.0× the anchor.
 The figure's script is JSON; the same answer as YAML follows, for comparison: a YAML script
 adds the stand-in model's own parser (importing yaml), which no real provider loads.
-Run: ``.venv/bin/python bench/run_startup.py``.
+Run: ``.venv/bin/python bench/run_startup.py [FOLDER]``; with FOLDER, `vis run` runs in that
+folder (a large checkout) instead of an empty one.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ def main() -> None:
         folder = Path(tmp)
         workspace = folder / "work"
         workspace.mkdir()
+        if len(sys.argv) > 1:
+            workspace = Path(sys.argv[1]).resolve()
         env = {**os.environ, "VIS_HOME": str(folder / "home")}
         anchor = [sys.executable, "-c", "import textual.app"]
         vis = Path(sys.executable).with_name("vis")

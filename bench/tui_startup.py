@@ -10,9 +10,10 @@ last tip show): on a first start (a fresh ``VIS_HOME``), and on a daily start (a
 Vis opened once before, untimed). The anchor, run in turn with them (A B C D A B C D …): a
 bare Textual app with one Input and the same placeholder, timed the same way. Prints the
 medians and the median of the pairwise ratios (targets: first paint ≤ 1.2×, welcome header
-≤ 1.4×, key accepted ≤ 1.5×). Run: ``.venv/bin/python bench/tui_startup.py [RUNS]``; the load
-average is printed beside the figures (ratios on a loaded machine still compare like with
-like, the absolute times do not).
+≤ 1.4×, key accepted ≤ 1.5×). Run: ``.venv/bin/python bench/tui_startup.py [RUNS [FOLDER]]``;
+with FOLDER, each ``vis`` starts in that folder (a large checkout) instead of an empty one.
+The load average is printed beside the figures (ratios on a loaded machine still compare like
+with like, the absolute times do not).
 """
 
 from __future__ import annotations
@@ -130,6 +131,7 @@ def one_run(
 def main() -> int:
     compile_vis()  # as an installed Vis has it (bench/precompile.py)
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 7
+    checkout = Path(sys.argv[2]).resolve() if len(sys.argv) > 2 else None
     vis: list[tuple[float, float]] = []
     headers: list[float] = []
     daily: list[float] = []
@@ -143,7 +145,9 @@ def main() -> int:
                 home, workspace = Path(tmp) / f"{kind}-home{index}", Path(tmp) / f"{kind}-ws{index}"
                 home.mkdir()
                 workspace.mkdir()
-                folders.append((home, workspace))
+                folders.append(
+                    (home, workspace if checkout is None or kind == "bare" else checkout)
+                )
             vis.append(one_run(*folders[0]))
             headers.append(header_run(*folders[1]))
             daily.append(header_run(*folders[2], used_before=True))

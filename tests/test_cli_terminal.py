@@ -311,3 +311,18 @@ def test_terminal_json_escapes_hidden_characters_as_the_same_value() -> None:
     shown = terminal_json(json.dumps(value, ensure_ascii=False))
     assert json.loads(shown) == value
     assert "\\udb40\\udc20" in shown and "\\u200b" in shown and "👩\u200d💻" in shown
+
+
+def test_terminal_json_escapes_exactly_the_hidden_characters_and_controls() -> None:
+    """Each hidden character, DEL and C1 control is escaped as ``json.dumps`` escapes it, and
+    each character beside one of their runs is left as written: the pattern that finds them
+    is built from ranges."""
+    from vis_core.model.invisible import HIDDEN_IN_PROSE
+    from vis_core.terminal import terminal_json
+
+    unsafe = {0x7F, *range(0x80, 0xA0), *HIDDEN_IN_PROSE}
+    for code in unsafe:
+        assert terminal_json(json.dumps(chr(code), ensure_ascii=False)) == json.dumps(chr(code))
+    beside = {c + step for c in unsafe for step in (-1, 1)} - unsafe - set(range(0xD800, 0xE000))
+    for code in beside - set(range(0x20)) - {ord('"'), ord("\\")}:
+        assert terminal_json(json.dumps(chr(code), ensure_ascii=False)) == f'"{chr(code)}"'

@@ -9,6 +9,7 @@ and tag characters (U+E0020…) could hide text no one sees. The CLI commands wr
 
 from __future__ import annotations
 
+import functools
 import io
 import re
 import sys
@@ -18,15 +19,19 @@ from typing import Any, TextIO
 from vis_core.model.invisible import HIDDEN_IN_PROSE
 
 # C0 controls but tab and newline, DEL, and the C1 controls (8-bit CSI, OSC …) become visible.
-CONTROL_TABLE: dict[int, str] = {
-    code: f"\\x{code:02x}"
-    for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))
-    if code not in (0x09, 0x0A)
-}
-CONTROL_TABLE[0x0D] = ""  # a carriage return would let text overwrite its own line
-# Bidi controls and the characters that draw as nothing (but the joiners and variation
-# selectors emoji and some scripts need) are shown by name.
-CONTROL_TABLE.update({code: f"<U+{code:04X}>" for code in HIDDEN_IN_PROSE})
+_C0_C1 = (*range(0x20), 0x7F, *range(0x80, 0xA0))
+
+
+@functools.cache
+def _control_table() -> dict[int, str]:
+    """What :func:`terminal_text` changes: controls to ``\\xNN`` (carriage returns dropped),
+    bidi controls and the characters that draw as nothing (but the joiners and variation
+    selectors emoji and some scripts need) by name. Built at the first use (~1 ms): a worker
+    imports this module for :class:`PassingStream` alone."""
+    table = {code: f"\\x{code:02x}" for code in _C0_C1 if code not in (0x09, 0x0A)}
+    table[0x0D] = ""  # a carriage return would let text overwrite its own line
+    table.update({code: f"<U+{code:04X}>" for code in HIDDEN_IN_PROSE})
+    return table
 
 
 def _json_escape(code: int) -> str:
@@ -35,11 +40,21 @@ def _json_escape(code: int) -> str:
     return "".join(f"\\u{units[i]:02x}{units[i + 1]:02x}" for i in range(0, len(units), 2))
 
 
+def _character_class(codes: set[int]) -> str:
+    """A regular expression's class of ``codes``, as ranges of consecutive ones: the 4,096
+    tag characters each listed made compiling it cost ~6 ms at every import."""
+    runs: list[list[int]] = []
+    for code in sorted(codes):
+        if runs and runs[-1][1] == code - 1:
+            runs[-1][1] = code
+        else:
+            runs.append([code, code])
+    return "[" + "".join(f"{chr(a)}-{chr(b)}" if a < b else chr(a) for a, b in runs) + "]"
+
+
 # JSON escapes C0 itself; DEL, C1 and the hidden characters are valid in JSON strings, so they
-# are escaped here, as JSON escapes.
-_JSON_TABLE = {code: _json_escape(code) for code in (0x7F, *range(0x80, 0xA0), *HIDDEN_IN_PROSE)}
-# Any character terminal_json changes (to find the few places in a long JSON text).
-JSON_UNSAFE = re.compile("[" + "".join(map(chr, sorted(_JSON_TABLE))) + "]")
+# are escaped here, as JSON escapes; this finds each character terminal_json changes.
+_JSON_UNSAFE = re.compile(_character_class({0x7F, *range(0x80, 0xA0), *HIDDEN_IN_PROSE}))
 
 
 def terminal_text(text: str) -> str:
@@ -48,7 +63,7 @@ def terminal_text(text: str) -> str:
     draws as nothing as ``<U+202E>``, ``<U+E0020>`` (:data:`HIDDEN_IN_PROSE`), a lone
     surrogate (a ``\\ud800`` escape in a server's JSON) as ``\\ud800``: writing it would
     fail, and lose the rest."""
-    text = text.translate(CONTROL_TABLE)
+    text = text.translate(_control_table())
     if text.isascii():
         return text
     try:
@@ -60,8 +75,9 @@ def terminal_text(text: str) -> str:
 
 def terminal_json(line: str) -> str:
     """A JSON text safe for a terminal: C1 controls, bidi controls and hidden characters
-    inside its strings become ``\\u00NN`` escapes (the same JSON value)."""
-    return line.translate(_JSON_TABLE)
+    inside its strings become ``\\u00NN`` escapes (the same JSON value); only the few places
+    that need it are changed."""
+    return _JSON_UNSAFE.sub(lambda found: _json_escape(ord(found.group())), line)
 
 
 class TerminalWriter:

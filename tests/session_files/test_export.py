@@ -255,7 +255,7 @@ def test_an_export_cleans_a_turn_or_an_event_at_a_time(
     row = store.get_session(sid)
     assert row is not None
     cleaned: list[str] = []
-    escape, escape_json = session_files.terminal_text, session_files._terminal_json
+    escape, escape_json = session_files.terminal_text, session_files.terminal_json
 
     def watched(text: str) -> str:
         cleaned.append(text)
@@ -266,7 +266,7 @@ def test_an_export_cleans_a_turn_or_an_event_at_a_time(
         return escape_json(text)
 
     monkeypatch.setattr(session_files, "terminal_text", watched)
-    monkeypatch.setattr(session_files, "_terminal_json", watched_json)
+    monkeypatch.setattr(session_files, "terminal_json", watched_json)
     markdown = export_session(store, row, ExportFormat.MD)
     assert markdown.count("## Turn") == 3 and markdown.count("[REDACTED]") == 3
     assert "\x1b" not in markdown and "<U+202E>exe.py" in markdown

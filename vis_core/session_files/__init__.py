@@ -34,7 +34,7 @@ from vis_core.store.stored_session import (
     snapshot_head,
 )
 from vis_core.system.redaction import Redactor, log_redactors
-from vis_core.terminal import JSON_UNSAFE, terminal_json, terminal_text
+from vis_core.terminal import terminal_json, terminal_text
 from vis_core.tools.display import plural
 
 if TYPE_CHECKING:
@@ -450,14 +450,9 @@ def _json(store: Store, row: SessionRow, redactors: list[Redactor]) -> str:
         text = stored.data
         if any(redactor.in_json(text) for redactor in redactors):
             text = orjson.dumps(_redacted(orjson.loads(text), redactors)).decode()
-        lines.append(_terminal_json(text))  # a line at a time: the loop runs between two
-    opening = _terminal_json(orjson.dumps(head).decode()[:-1])
+        lines.append(terminal_json(text))  # a line at a time: the loop runs between two
+    opening = terminal_json(orjson.dumps(head).decode()[:-1])
     return opening + ',"events":[\n' + ",\n".join(lines) + "\n]}\n"
-
-
-def _terminal_json(text: str) -> str:
-    """:func:`terminal_json` of a JSON text: only the few places that need it are changed."""
-    return JSON_UNSAFE.sub(lambda m: terminal_json(m.group()), text)
 
 
 def _redacted(value: Any, redactors: list[Redactor]) -> Any:

@@ -14,7 +14,8 @@ Run (bytecode compiled first): ``.venv/bin/python bench/precompile.py &&
 .venv/bin/python bench/child_start.py [ROUNDS [PYTHON]]``; PYTHON starts the sandbox child instead
 of this interpreter (the workers always run this one), e.g. a script that runs it under
 ``valgrind --tool=callgrind`` to count its instructions (figures that do not change with the
-machine's load).
+machine's load). The anchor, a bare ``python -I -c pass`` of the same interpreter, runs in the
+same rounds: each kind is also given as a multiple of it, a figure a loaded machine moves less.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 ROUNDS = 15
+ANCHOR = "python -I -c pass (anchor)"
 
 
 def _children_cpu() -> float:
@@ -39,6 +41,12 @@ def _children_cpu() -> float:
 
 async def _nothing(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     return None
+
+
+async def bare_python() -> None:
+    """The anchor: the interpreter starts (with its ``site``) and does nothing."""
+    process = await asyncio.create_subprocess_exec(sys.executable, "-I", "-c", "pass")
+    assert await process.wait() == 0
 
 
 async def sandbox_block(workspace: Path, python: str) -> None:
@@ -117,6 +125,7 @@ async def main(rounds: int, python: str) -> None:
 
         codegen_cache.install()  # as the vis command does: what it keeps, the workers read
         kinds: dict[str, Callable[[], Awaitable[None]]] = {
+            ANCHOR: bare_python,
             "sandbox child, first block": lambda: sandbox_block(workspace, python),
             "session worker, first tool call": session_worker(workspace),
             "load-only worker, one entry file": registration_worker(),
@@ -129,10 +138,11 @@ async def main(rounds: int, python: str) -> None:
                 await one()
                 taken[name].append(_children_cpu() - before)
     print(f"CPU per child (user + system), {rounds} rounds, load {os.getloadavg()[0]:.1f}:")
+    anchor = statistics.median(taken[ANCHOR])
     for name, seconds in taken.items():
         print(
             f"  {name:34s} median {statistics.median(seconds) * 1000:6.1f} ms, "
-            f"lowest {min(seconds) * 1000:6.1f} ms"
+            f"lowest {min(seconds) * 1000:6.1f} ms, {statistics.median(seconds) / anchor:4.1f}x"
         )
 
 

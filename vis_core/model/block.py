@@ -10,15 +10,6 @@ from typing import Any
 PYTHON_EXECUTION = "python_execution"  # the tool whose calls are blocks of code
 
 
-class FormStatus(StrEnum):
-    """How one top-level statement of a block went (a block's ``forms``)."""
-
-    OK = "ok"
-    ERROR = "error"  # it raised
-    NOT_RUN = "not-run"  # an earlier statement raised
-    UNKNOWN = "unknown"  # the block raised, but its traceback does not reach its own lines
-
-
 class FileChangeKind(StrEnum):
     CREATED = "created"
     CHANGED = "changed"

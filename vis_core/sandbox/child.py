@@ -39,7 +39,6 @@ from vis_core.ipc.messages import (
     to_child,
 )
 from vis_core.ipc.pairing import ControlReader
-from vis_core.model.block import FormStatus
 from vis_core.sandbox.confine import confine
 from vis_core.sandbox.defs import SessionDoc, make_defs
 from vis_core.sandbox.output import keep_tail
@@ -47,6 +46,7 @@ from vis_core.sandbox.protocol import (
     MAX_CALLS_IN_FLIGHT,
     MAX_ERROR_CHARS,
     MAX_MESSAGE_BYTES,
+    FormStatus,
     end_marker,
 )
 from vis_core.sandbox.proxies import (

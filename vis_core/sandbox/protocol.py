@@ -13,6 +13,8 @@ knows it has all of that block's output before it answers ``run``.
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 from vis_core.sandbox.state import MAX_SNAPSHOT_BYTES
 
 #: the text of a block's error the child sends at most (the host shows far less of it)
@@ -36,3 +38,14 @@ MAX_CALLS_IN_FLIGHT = 4096
 def end_marker(nonce: str, block_id: int) -> bytes:
     """The bytes the child writes to its output pipe after the output of block ``block_id``."""
     return f"\x1e\x1fvis-block-end:{nonce}:{block_id}\x1f\x1e".encode("ascii")
+
+
+class FormStatus(StrEnum):
+    """How one top-level statement of a block went (a block's ``forms``, made by the child:
+    here, not in :mod:`vis_core.model.block`, whose classes the child would define at every
+    start for this one)."""
+
+    OK = "ok"
+    ERROR = "error"  # it raised
+    NOT_RUN = "not-run"  # an earlier statement raised
+    UNKNOWN = "unknown"  # the block raised, but its traceback does not reach its own lines

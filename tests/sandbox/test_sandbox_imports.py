@@ -27,3 +27,13 @@ async def test_the_first_block_runs_in_a_child_that_imported_only_what_blocks_ne
     )
     assert result.error is None
     assert result.stdout.split() == []
+
+
+async def test_the_child_serves_with_the_collector_on_and_its_start_set_aside(
+    sandbox: Sandbox,
+) -> None:
+    """The collector is off while the child imports, then on (``collector_on``), with what the
+    imports made frozen out of its passes."""
+    result = await sandbox.run("import gc\nprint(gc.isenabled(), gc.get_freeze_count() > 0)\n")
+    assert result.error is None
+    assert result.stdout.split() == ["True", "True"]

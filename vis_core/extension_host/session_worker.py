@@ -50,7 +50,12 @@ from vis_core.ipc.trusted import (
 )
 from vis_core.model.activity import RenderPhase
 from vis_core.model.channel import Channel as FrontEnd
-from vis_core.system.child_process import ProtocolFds, exit_with_parent, take_protocol_fds
+from vis_core.system.child_process import (
+    ProtocolFds,
+    collector_on,
+    exit_with_parent,
+    take_protocol_fds,
+)
 
 
 @dataclass(frozen=True)
@@ -583,6 +588,7 @@ async def _serve(fd_in: int, fd_out: int, load_only: bool = False) -> None:
     handler.channel = channel
     if not load_only:  # the load-only mode's entry files use the store directly
         worker_sdk.install(channel)
+    collector_on()
     channel.start()
     await closed.wait()
     os._exit(0)  # a tool still hung in a thread must not keep the process alive

@@ -59,7 +59,7 @@ from vis_core.sandbox.proxies import (
 from vis_core.sandbox.sdk_runtime import enter_sandbox
 from vis_core.sandbox.state import SessionState, register_source, top_level_defs
 from vis_core.sandbox.unawaited import left_unawaited, show_warning
-from vis_core.system.child_process import exit_with_parent, take_protocol_fds
+from vis_core.system.child_process import collector_on, exit_with_parent, take_protocol_fds
 from vis_core.system.network_bridge import start_from_environment
 
 _INTERNAL = (  # where frames a block's traceback leaves out start: the sandbox, ipc, asyncio
@@ -508,7 +508,9 @@ def main() -> None:
     enter_sandbox()  # the SDK refuses registration, vis.fs, vis.shell and vis.state here
     exit_with_parent()
     start_from_environment()  # jailed: 127.0.0.1 relayed to Vis's network proxy, if given
-    Child(fd_in, fd_out, out).serve()
+    child = Child(fd_in, fd_out, out)
+    collector_on()
+    child.serve()
 
 
 if __name__ == "__main__":

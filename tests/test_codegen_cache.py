@@ -214,6 +214,53 @@ async def test_extension_workers_define_vis_classes_from_the_kept_code(
         worker.stop()
 
 
+PROBE = '''
+import vis_core.extension as vis
+
+def ping() -> str:
+    """Answer pong."""
+    return "pong"
+
+vis.register_extension(vis.Extension(
+    name="probe", alias="probe", description="Probe.", symbols=[vis.Symbol(ping)]
+))
+'''
+
+
+async def test_the_workers_keep_the_classes_only_they_define(
+    vis_home: Path, workspace: Path
+) -> None:
+    """A worker ends by ``os._exit`` or is killed, never through an exit handler: it saves
+    what it compiled once it loaded its entry files, so the next worker finds the classes the
+    ``vis`` command never defines kept: its own modules' (the session worker's ``_Tool``) and
+    the bundled extensions' (git's ``FileDiff``)."""
+    from vis_core.codegen_cache import cache_file
+    from vis_core.extension_host import bundled_cache
+    from vis_core.extension_host.loader import load_extensions
+    from vis_core.extension_host.worker_client import SessionWorker, WorkerPlace
+
+    def kept() -> list[str]:
+        return list(marshal.loads(cache_file().read_bytes())[2])
+
+    cache_file().unlink(missing_ok=True)  # it may be a link to the file the run's tests share
+    bundled_cache.cache_file().unlink(missing_ok=True)  # so the registration worker loads them
+    folder = vis_home / "extensions"
+    folder.mkdir()
+    (folder / "probe.py").write_text(PROBE)
+    loaded = load_extensions(include_packages=False)
+    assert any("patch:_type_patch" in text for text in kept())  # the registration worker's
+    cache_file().unlink()
+    tool = next(tool for tool in loaded.host_tools() if tool.owner == "probe")
+    worker = SessionWorker(lambda: loaded, WorkerPlace("s1", workspace, workspace), {})
+    try:
+        await worker.call(tool, (), {})
+    finally:
+        worker.stop()
+    texts = kept()  # the session worker's
+    assert any("patch:_type_patch" in text for text in texts)
+    assert any("plain:_type_plain" in text for text in texts)
+
+
 RACE = textwrap.dedent(
     """
     import sys, threading, types

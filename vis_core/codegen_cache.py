@@ -13,9 +13,11 @@ third). ``dataclasses`` calls ``exec(text, globals, ns)``; :func:`install` gives
 builtin unchanged.
 
 The ``vis`` command installs it, and so do the extension workers
-(:mod:`vis_core.extension_host.worker_start`); not the sandbox child, whose environment names no
-``VIS_HOME`` and whose jail hides it. A cache that cannot be read is ignored; one that cannot be
-written is not kept.
+(:mod:`vis_core.extension_host.worker_start`), which also keep the classes only they define
+(their own modules', the bundled extensions'): each saves once it loaded its entry files, as it
+ends by ``os._exit`` or is killed, never through an exit handler. Not the sandbox child, whose
+environment names no ``VIS_HOME`` and whose jail hides it. A cache that cannot be read is
+ignored; one that cannot be written is not kept.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
-_PACKAGES = ("vis_core", "vis_tui")  # not an extension's code (a worker runs it)
+# Vis's own code: its packages and the bundled extensions (as a worker names their modules,
+# :mod:`vis_core.extension_host.discovery`); not another extension's
+_PACKAGES = ("vis_core", "vis_tui", "vis_ext_bundled_")
 _MAX_ENTRIES = 4000  # beyond this, only the texts this process used are kept
 _FORMAT = 2  # 1 held the code objects themselves: reading the file built all of them
 

@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from vis_core import codegen_cache
 from vis_core.ipc.kinds import TargetKind
 
 if TYPE_CHECKING:
@@ -65,7 +66,9 @@ class LoadOnly:
             _warm()
             return os.getpid()
         if call.target is TargetKind.LOAD and call.name == SCREEN:
-            return self._screen(*args)
+            screened = self._screen(*args)
+            codegen_cache.save()  # the classes only workers define, for the next worker's start
+            return screened
         raise LookupError(f"the load-only worker does not serve {call.target} {call.name!r}")
 
     def cancel(self, call_id: int) -> None:

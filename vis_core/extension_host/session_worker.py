@@ -34,6 +34,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from vis_core import codegen_cache
 from vis_core.extension.acting import follow_threads
 from vis_core.extension.context import CallContext, enter_call, leave_call
 from vis_core.extension_host.child_output import capture_child_output
@@ -275,6 +276,7 @@ class WorkerHandler:
                         not inspect.iscoroutinefunction(entry.fn),
                         None if activity is None else activity.render,
                     )
+        codegen_cache.save()  # the classes only workers define, for the next worker's start
         return problems
 
     def _open_direct(self, control: int) -> None:

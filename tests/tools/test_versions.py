@@ -13,7 +13,9 @@ from vis_core.tools.edit import patch_file
 from vis_core.tools.files import cat_file
 from vis_core.tools.patching import PatchError
 from vis_core.tools.search import search
-from vis_core.tools.versions import DEFAULT_BUDGET, FileVersions
+from vis_core.tools.versions import FileVersions
+
+BUDGET = 1 << 20  # characters: large beside what else a read allocates, small to write
 
 
 def edit(start: int, end: int, text: str) -> dict:
@@ -54,13 +56,14 @@ async def test_version_texts_are_held_within_a_budget_across_files(
 
 
 async def test_reading_a_growing_file_holds_a_bounded_amount(
-    ctx: ToolContext, workspace: Path
+    workspace: Path, tmp_path: Path
 ) -> None:
+    ctx = ToolContext(workspace, "s", tmp_path / "o", versions=FileVersions(budget=BUDGET))
     big = workspace / "huge.txt"
     big.write_text("x" * 99 + "\n")
     with open(big, "a") as out:
         out.truncate(0)
-        out.write(("y" * 99 + "\n") * (DEFAULT_BUDGET // 400))  # a quarter of the budget
+        out.write(("y" * 99 + "\n") * (BUDGET // 400))  # a quarter of the budget
     tracemalloc.start()
     try:
         for i in range(12):  # three budgets' worth of versions
@@ -71,4 +74,5 @@ async def test_reading_a_growing_file_holds_a_bounded_amount(
         held, _ = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert held < DEFAULT_BUDGET * 1.5
+    await ctx.close()
+    assert held < BUDGET * 1.5

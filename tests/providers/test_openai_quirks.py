@@ -262,9 +262,9 @@ async def test_keep_alive_comments_are_no_stall(
     wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
 ) -> None:
     """A server (OpenRouter, a proxy) that sends SSE comments while the model thinks sends
-    bytes: the answer after 3 s of ``: ping`` every 0.1 s is read with a 1 s stall_timeout."""
+    bytes: the answer after 1.5 s of ``: ping`` every 0.1 s is read with a 1 s stall_timeout."""
     frames = openai_reply("the answer after the wait", piece=50).frames
-    pings = (": OPENROUTER PROCESSING\n\n", *[": ping\n\n"] * 30)
+    pings = (": OPENROUTER PROCESSING\n\n", *[": ping\n\n"] * 15)
     wire_server.reply(WireReply(frames=(frames[0], *pings, *frames[1:]), delay=0.1))
     events = await collect(provider_at(stall_timeout=1.0, name="local"))
     assert events[0] == TextDelta("the answer after the wait")
@@ -276,8 +276,9 @@ async def test_a_stall_timeout_of_0_never_gives_a_response_up(
 ) -> None:
     """``stall_timeout = 0`` is "never" (README, factory): a silent wait longer than the
     request's timeout was given up at that timeout (600 s by default; 1 s here)."""
-    frames = openai_reply("the answer after the wait", piece=50).frames
-    wire_server.reply(WireReply(frames=(frames[0], *frames[1:]), delay=1.5))
+    wire_server.reply(
+        replace(openai_reply("the answer after the wait", piece=50), stall_after=1, stall=1.5)
+    )
     events = await collect(provider_at(stall_timeout=0, timeout=1.0, name="local"))
     assert events[0] == TextDelta("the answer after the wait")
     assert events[-1] == ResponseDone("end_turn")

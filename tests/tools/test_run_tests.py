@@ -15,10 +15,14 @@ from vis_core.tools.testing import TestReport
 
 
 def make_venv(root: Path, name: str = ".venv") -> Path:
-    """A project environment whose python is this test run's interpreter (it has pytest)."""
+    """A project environment whose python is this test run's interpreter (it has pytest),
+    without the plugins installed beside it (xdist, asyncio, Textual's snapshots): a
+    project's own environment has none of them, and loading them is most of a small run."""
     python = root / name / "bin" / "python"
     python.parent.mkdir(parents=True)
-    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python.write_text(
+        f'#!/bin/sh\nexport PYTEST_DISABLE_PLUGIN_AUTOLOAD=1\nexec {sys.executable} "$@"\n'
+    )
     python.chmod(0o755)
     return python
 

@@ -114,6 +114,7 @@ vis.register_extension(vis.Extension(
 PAIRED = """
 import asyncio, gc, json, os
 await direct.pid()  # the worker runs (a first call starts it)
+gc.unfreeze()  # what the child froze at its start is all there is to see again
 child, = [o for o in gc.get_objects() if type(o).__name__ == "Child"]
 for _ in range(3000):
     route = child.direct.get("direct.pid")

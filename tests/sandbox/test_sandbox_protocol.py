@@ -21,6 +21,7 @@ from .conftest import HostTools, MakeSandbox
 # Block code that writes ``data`` on the child's own protocol pipe, as hostile code can.
 WRITE = (
     "import gc, os\n"
+    "gc.unfreeze()\n"  # what the child froze at its start is there to find again
     "child = next(o for o in gc.get_objects() if type(o).__name__ == 'Child')\n"
     "os.write(child.fd_out, {data!r})\n"
 )

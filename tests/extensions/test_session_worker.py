@@ -376,6 +376,59 @@ async def test_an_op_hook_that_hangs_is_stopped_and_the_call_goes_on_as_for_an_e
     assert "did not answer in time" not in caplog.text  # not said again by Vis
 
 
+SLOW_START = """
+import os, time
+import vis_core.extension as vis
+
+if os.path.exists({marker!r}):  # a worker that takes long to start, as on a loaded machine
+    time.sleep(1.5)
+
+
+def guard(call):
+    if "hang" in str(call.get("args")):
+        time.sleep(3600)  # deaf to a cancel: its worker is killed, and the next one is slow
+    return None
+
+
+vis.register_extension(vis.Extension(
+    name="slowstart", description="Starts slowly.", op_hooks=[vis.OpHook("shell", guard)],
+))
+"""
+
+
+async def test_a_hooks_time_limit_counts_from_its_workers_start_not_before(
+    tmp_path: Path,
+) -> None:
+    """The hook time limit is for the hook: a worker that took longer than it to start (a
+    loaded machine, an extension slow to import) failed the next hook as "did not answer"
+    though the hook itself answered at once."""
+    marker = tmp_path / "slow"
+    extensions = Path(os.environ["VIS_HOME"]) / "extensions"
+    extensions.mkdir(parents=True, exist_ok=True)
+    (extensions / "slowstart.py").write_text(SLOW_START.format(marker=str(marker)))
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    code = (
+        "for command in ('echo first', 'echo hang', 'echo after'):\n"
+        "    print((await (await shell(command)).wait(30)).output.strip())"
+    )
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump([{"code": code}, {"text": "done"}]), encoding="utf-8")
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        marker.touch()  # each session worker's start takes 1.5 s, more than the hook's 1 s
+        session = await host.new_session()
+        workers = host.registry.extension_workers[session.id]
+        workers.times.hook_timeout, workers.times.cancel_grace = 1.0, 0.5
+        (result,) = [e for e in await _turn(session) if isinstance(e, BlockFinished)]
+    finally:
+        await host.close()
+    assert result.error is None, result.error
+    assert result.stdout.splitlines() == ["first", "hang", "after"]
+    logged = log_file().read_text(encoding="utf-8")  # only the hook that hung failed
+    assert logged.count("[slowstart] before hook for shell failed") == 1, logged
+
+
 ASKER = '''
 import vis_core.extension as vis
 

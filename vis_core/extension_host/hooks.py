@@ -115,6 +115,7 @@ class OpHooks:
         index = ext.declaration.op_hooks.index(hook)
         args = (index, payload, ext.name in waiting)
         limit = self._worker.times.hook_timeout
+        await self._worker.ready_for(ext.name)  # the limit is the hook's, not its worker's start
         with calling(self._context_for(ext.name)):
             call = self._worker.call_in(TargetKind.HOOK, ext.name, str(index), args)
             try:

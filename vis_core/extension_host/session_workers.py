@@ -158,6 +158,10 @@ class SessionWorkers:
         """Run an op hook or a slash command of ``owner`` in its worker (await the answer)."""
         return self.worker_for(owner).call_in(target, owner, name, args)
 
+    async def ready_for(self, owner: str) -> None:
+        """Until ``owner``'s worker can take a call (started, cancelled calls settled)."""
+        await self.worker_for(owner).ready_for(owner)
+
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:
         """The session's loop, where its calls to the workers are awaited."""

@@ -327,9 +327,7 @@ class SessionWorker:
     async def call_in(self, target: TargetKind, owner: str, name: str, args: tuple) -> Any:
         """Run an op hook or a slash command of ``owner`` in the worker and await its answer;
         cancelling the awaiting task cancels it there."""
-        if self._cancelled:  # not queued behind a call that will never return
-            await self._settled()
-        channel = await self._channel_for(owner)
+        channel = await self.ready_for(owner)
         return await self._request(
             channel, f"{owner}'s {target} {name}", target, name, args, {}, owner
         )
@@ -533,6 +531,14 @@ class SessionWorker:
         return await self._request(
             channel, what, TargetKind.CALLBACK, provider_call, args, {}, owner
         )
+
+    async def ready_for(self, owner: str) -> Channel:
+        """The worker's channel once ``owner`` can be called there: its worker started if none
+        runs, and every cancelled call settled (not queued behind one that will never return).
+        A time limit on a call starts after this, so a slow start is not the call's."""
+        if self._cancelled:
+            await self._settled()
+        return await self._channel_for(owner)
 
     async def _channel_for(self, owner: str) -> Channel:
         """The worker's channel (its worker started if none runs), once ``owner`` loaded there."""

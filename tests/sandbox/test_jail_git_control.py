@@ -135,6 +135,40 @@ async def test_other_agents_settings_are_read_only_or_told_when_made(
     assert not (workspace / ".gemini").exists() and not (workspace / ".codex").exists()
 
 
+async def test_other_agents_settings_in_subfolders_are_read_only_or_told_when_made(
+    tmp_path: Path, vis_home: Path
+) -> None:
+    """Only the workspace's own ``.claude/`` and ``.mcp.json`` were kept: a block wrote a
+    hook into ``pkg/app/.claude/settings.json`` and a server into ``pkg/lib/.mcp.json``,
+    which Claude Code runs when the person starts it in those folders, and made
+    ``pkg/web/deep/.codex/config.toml`` untold. At any depth, those that exist are
+    read-only now, and each new one is told once after the block."""
+    workspace = tmp_path / "ws"
+    (workspace / "pkg" / "app" / ".claude").mkdir(parents=True)
+    (workspace / "pkg" / "lib").mkdir()
+    (workspace / "pkg" / "lib" / ".mcp.json").write_text("{}\n")
+    (vis_home / "config.toml").write_text("jail = true\n")
+    hook = '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "id"}]}]}}'
+    paths = [
+        "pkg/app/.claude/settings.json",
+        "pkg/lib/.mcp.json",
+        "pkg/web/deep/.codex/config.toml",
+        "pkg/web/.cursor/mcp.json",
+    ]
+    outcome = await run_blocks(workspace, tmp_path, write_block(paths, hook))
+    (block,) = outcome.blocks
+    for path in paths[:2]:
+        assert f"refused {path} Read-only file system" in block.stdout, block.stdout
+    for path in paths[2:]:
+        assert f"wrote {path}" in block.stdout, block.stdout
+    told = [n for n in notices(outcome.events) if "appeared during this session" in n]
+    root = workspace.resolve()
+    for made in ("pkg/web/deep/.codex", "pkg/web/.cursor"):
+        said = [n for n in told if n.startswith(f"{root / made} appeared")]
+        assert len(said) == 1 and "Codex" in said[0], told
+    assert len(told) == 2, told
+
+
 async def test_a_protected_name_that_is_a_link_is_told_when_a_block_replaces_it(
     tmp_path: Path, vis_home: Path
 ) -> None:

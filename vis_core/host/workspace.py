@@ -18,7 +18,7 @@ from vis_core.paths import (
     trusted_again,
 )
 from vis_core.settings.service import SettingsService
-from vis_core.system.git_control import GitLooks
+from vis_core.system.git_control import OTHER_AGENTS, GitLooks
 from vis_core.system.jail import TOLD_WHEN_MADE, home_warning, protected_files
 from vis_core.system.lifetime import ChildLimits
 from vis_core.system.nested_gits import NestedGits
@@ -103,7 +103,8 @@ class Workspace:
         # the git files of the workspace, looked for when first needed (see look_for_git)
         self.git_looks = GitLooks()
         self._git_looked = False
-        self._nested_gits = NestedGits(root)  # those in subfolders: nested clones at start
+        # those in subfolders (nested clones at start), and other agents' settings at any depth
+        self._nested_gits = NestedGits(root, names=OTHER_AGENTS)
         self._told_full = False  # that the look for them was left incomplete
         self._checking = threading.Lock()
 
@@ -174,15 +175,19 @@ class Workspace:
         as a bare repository) in the workspace's folders (:class:`NestedGits`, and once that
         it left folders made during the session out), or a hooks folder or config file git's
         configuration names (not there at :meth:`look_for_git`), or another agent's settings
-        (``.claude/``, ``.mcp.json``…), that were not there at the start: the person's git,
-        another agent, or trusting the project, would run what it names. The workspace's
+        (``.claude/``, ``.mcp.json``…, in any folder the look knows), that were not there at
+        the start: the person's git, another agent, or trusting the project, would run what it
+        names. The workspace's
         folders are looked in only once a block came (a repository made before is told then:
         one changed since the start counts)."""
         gits = [path for path in sorted(self._absent) if path.name == ".git"]
         gits = [path for path in gits if os.path.lexists(path)]
         found = self._nested_gits.new() if self._git_looked else []
         gits += [path for path in found if path.name == ".git"]
-        bare = [path for path in found if path.name != ".git"]
+        agents = [path for path in found if path.name in OTHER_AGENTS]
+        bare = [path for path in found if path.name != ".git" and path not in agents]
+        for path in agents:  # the workspace's own are among those told below
+            self._absent_elsewhere.setdefault(path, _AGENTS_READ)
         said = []
         if gits:
             self._absent.difference_update(gits)

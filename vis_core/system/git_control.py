@@ -1,8 +1,9 @@
 """What of a workspace the person's own git reads or runs: every repository's git folder (a
 ``.git`` at any depth, the folder a ``.git`` file names, a bare repository) and the hooks
 folder and configuration files that configuration names inside the workspace (a husky
-``core.hooksPath``, an ``include.path``). The jail keeps those that exist read-only; Vis tells
-the person when one that did not exist appears."""
+``core.hooksPath``, an ``include.path``); and, found by the same look, other agents' settings
+in its folders at any depth. The jail keeps those that exist read-only; Vis tells the person
+when one that did not exist appears."""
 
 from __future__ import annotations
 
@@ -17,6 +18,13 @@ from vis_core.system.nested_gits import MAX_GIT_FOLDERS, NestedGits
 
 CONFIG_BYTES = 1 << 20  # a configuration file read; a larger one is not (git's are small)
 INCLUDE_DEPTH = 10  # git's own limit on nested includes
+# Other agents' settings: skills a trusted project's sessions read (``.agents``, ``.claude``),
+# hooks and MCP servers other agents run (``.mcp.json``: Claude Code's servers). The agents
+# read them in subfolders too: in the folder they start in (Claude Code's settings and
+# ``.mcp.json``, Gemini CLI's settings), in each folder from the repository's top down to it
+# (Codex's ``.codex/`` and ``.agents/skills``), or in the folder of the files they work on
+# (Claude Code's ``.claude/skills``, Cursor's ``.cursor/rules``).
+OTHER_AGENTS = (".agents", ".claude", ".cursor", ".gemini", ".codex", ".mcp.json")
 KEPT_LOOKS = 4  # workspaces (a session's drafts too) whose look is kept
 GITFILE_BYTES = 64 << 10
 # the hooks git runs, for a core.hooksPath that is the workspace itself (never bound whole)
@@ -34,12 +42,14 @@ class GitControl:
     """The git files of a workspace: ``existing`` (kept read-only in the jail), ``absent``
     (named by a configuration, not there: a block could make them) and whether the look
     for repositories took every folder (``complete``; past its bound, a repository deeper
-    than the folders looked in keeps a writable ``.git``)."""
+    than the folders looked in keeps a writable ``.git``, and other agents' settings there
+    stay writable); ``agents``: other agents' settings the look found, at any depth."""
 
     existing: tuple[Path, ...] = ()
     absent: tuple[Path, ...] = ()
     complete: bool = True
-    links: tuple[Path, ...] = ()  # names of ``existing`` that are links in the workspace
+    links: tuple[Path, ...] = ()  # names of ``existing`` and ``agents`` that are links
+    agents: tuple[Path, ...] = ()
 
 
 class GitLooks:
@@ -61,7 +71,8 @@ class GitLooks:
         Repositories are found by one :class:`NestedGits` per workspace: each look lists at
         most ``MAX_GIT_FOLDERS`` folders (changed or new ones first, then the shallowest), and
         a repository found once stays known while it is there, so a block that makes
-        thousands of folders cannot push one past the bound of the next jail."""
+        thousands of folders cannot push one past the bound of the next jail. The same look
+        finds other agents' settings (:data:`OTHER_AGENTS`) in the folders it knows."""
         root = Path(os.path.realpath(workspace))
         with self._lock:
             if not look and root in self._last:
@@ -70,15 +81,17 @@ class GitLooks:
             if finder is None:
                 while len(self._looks) >= self._kept:
                     self._looks.pop(next(iter(self._looks)))
-                finder = self._looks[root] = NestedGits(root, MAX_GIT_FOLDERS, enter=True)
+                finder = self._looks[root] = NestedGits(
+                    root, MAX_GIT_FOLDERS, enter=True, names=OTHER_AGENTS
+                )
             found = finder.look()
             complete = finder.waiting == 0 and finder.looked_in < finder.known_limit
-            control = _control(root, sorted(found), complete)
+            control = _control(root, sorted(found), complete, sorted(finder.named()))
             self._last[root] = control
             return control
 
 
-def _control(root: Path, found: list[Path], complete: bool) -> GitControl:
+def _control(root: Path, found: list[Path], complete: bool, agents: list[Path]) -> GitControl:
     existing: set[Path] = set()
     git_dirs: list[tuple[Path, Path]] = []  # (git folder, the top its relative hooks lie in)
     above = _enclosing(root)
@@ -95,7 +108,7 @@ def _control(root: Path, found: list[Path], complete: bool) -> GitControl:
     shared = [_global_config(home), home / ".gitconfig", Path("/etc/gitconfig")]
     named: set[Path] = set()
     hooks: set[Path] = set()
-    links: set[Path] = {entry for entry in found if entry.is_symlink()}
+    links: set[Path] = {entry for entry in (*found, *agents) if entry.is_symlink()}
     for git_dir, top in git_dirs:
         files = [git_dir / "config", git_dir / "config.worktree", *_common_config(git_dir)]
         for file in [*files, *shared]:
@@ -112,7 +125,9 @@ def _control(root: Path, found: list[Path], complete: bool) -> GitControl:
             if folder.name == "_" and _inside(folder.parent, root):
                 existing.add(folder.parent)  # husky 9: its callers in _/ run the hooks above
     inside = sorted(link for link in links if _inside(link, root))
-    return GitControl(tuple(sorted(existing)), tuple(sorted(absent)), complete, tuple(inside))
+    return GitControl(
+        tuple(sorted(existing)), tuple(sorted(absent)), complete, tuple(inside), tuple(agents)
+    )
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from vis_core.paths import hard_link_problem, vis_folders
 from vis_core.small_files import small_text
-from vis_core.system.git_control import GitLooks, gitdir_named
+from vis_core.system.git_control import OTHER_AGENTS, GitLooks, gitdir_named
 from vis_core.system.jail_check import (
     SYSTEM_DIRS,
     JailUnavailable,
@@ -27,9 +27,6 @@ from vis_core.system.network_bridge import JAIL_SOCKET_DIR
 
 log = logging.getLogger(__name__)
 
-# Other agents' settings: skills a trusted project's sessions read (``.agents``, ``.claude``),
-# hooks and MCP servers other agents run (``.mcp.json``: Claude Code's servers).
-OTHER_AGENTS = (".agents", ".claude", ".cursor", ".gemini", ".codex", ".mcp.json")
 # What decides whether and how the project's code runs: read-only inside the jail.
 PROTECTED_NAMES = (".vis", "vis.yml", ".git", *OTHER_AGENTS)
 PROTECTED_PREFIX = ".env"
@@ -255,8 +252,9 @@ def jail_argv(
     (``~/.bashrc``, ``~/.ssh``, ``~/.config``); ``read_only`` paths and Vis's runtime
     (:func:`vis_runtime`) where it lies in a writable folder are read-only, also where they
     lie inside the workspace; the project-control files (``.vis/``, ``vis.yml``, ``.env*``,
-    the whole ``.git``), every repository's git folder in the workspace and the hooks and
-    config files their configuration names there (a look of ``git_looks``, the workspace's;
+    the whole ``.git``), every repository's git folder in the workspace, the hooks and
+    config files their configuration names there and other agents' settings in its
+    subfolders (a look of ``git_looks``, the workspace's;
     None: a look of its own, nothing kept) stay read-only; Vis's own folders (VIS_HOME,
     wherever it lies) are replaced by empty tmpfs mounts of 1 MiB, in
     which the ``shown_in_vis`` folders (a session's saved outputs) are shown read-only; then
@@ -323,14 +321,16 @@ def jail_argv(
         args += ["--ro-bind", str(home), str(home)]  # the person may allow them
         args += [arg for entry in _home_entries(home) for arg in ("--bind", entry, entry)]
     protected = {folder: protected_files(folder) for folder in sorted(folders)}
-    # every other repository of the workspace, and the hooks and config files git takes there
+    # every other repository of the workspace, the hooks and config files git takes there, and
+    # other agents' settings in its subfolders
     git_looks = GitLooks() if git_looks is None else git_looks
     control = git_looks.control(root)
-    protected[root] = [*protected.get(root, []), *control.existing]
+    protected[root] = [*protected.get(root, []), *control.existing, *control.agents]
     if not control.complete:
         log.warning(
             "%s holds more folders than one look for git repositories lists: a repository "
-            "in a folder not looked in yet keeps a writable .git in this jail",
+            "or another agent's settings in a folder not looked in yet stay writable in "
+            "this jail",
             root,
         )
     # the folders on the way to a protected path (a .git file's gitdir in a subfolder) are

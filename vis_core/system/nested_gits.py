@@ -1,6 +1,7 @@
 """The git repositories in a workspace's folders (a ``.git``, or a folder git takes as a bare
-repository), looked for in every folder known, those that changed first, within bounds; a
-folder's listing is reused while its state says it has not changed."""
+repository), and the entries of other names asked for (other agents' settings), looked for in
+every folder known, those that changed first, within bounds; a folder's listing is reused
+while its state says it has not changed."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import heapq
 import os
 import stat
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +28,8 @@ _MARKS = frozenset(name.casefold() for name in (".git", *SHAPE))  # kept besides
 
 @dataclass(slots=True)
 class _Folder:
-    """A folder known: its path, its listing (folders; ``.git`` and :data:`SHAPE` entries),
+    """A folder known: its path, its listing (folders; ``.git``, :data:`SHAPE` and named
+    entries),
     the state it had when listed (None: list it again), whether it is entered (not a
     repository of its own) and the look since which it waits to be listed (None: it does
     not)."""
@@ -42,8 +45,9 @@ class _Folder:
 
 
 class NestedGits:
-    """The git repositories in ``root``'s folders (its own ``.git`` aside): :meth:`new` says
-    which appeared since this was made. A folder holding a ``.git``, or a bare repository, is
+    """The git repositories in ``root``'s folders (its own ``.git`` aside), and the entries
+    named one of ``names`` in them (the root's too): :meth:`new` says which appeared since
+    this was made. A folder holding a ``.git``, or a bare repository, is
     a repository of its own and is not entered (a nested clone's files are not walked), nor
     are Vis's own folders (its drafts). Each look takes every folder known (at most
     ``known``) at one ``lstat``, and lists at most ``limit`` of them: those changed since
@@ -60,8 +64,11 @@ class NestedGits:
         known: int = MAX_KNOWN_FOLDERS,
         *,
         enter: bool = False,
+        names: Iterable[str] = (),
     ) -> None:
         self.root = root
+        self.names = frozenset(names)
+        self._marks = _MARKS | {name.casefold() for name in self.names}
         self.limit = limit
         self.known_limit = known
         self.enter = enter
@@ -87,11 +94,12 @@ class NestedGits:
         return len(self._known)
 
     def new(self) -> list[Path]:
-        """The repositories that appeared since this was made, each once: a ``.git`` entry,
-        or the folder that is a bare repository. One found at the first look is said only
-        when it changed since this was made (a nested clone that was there is not), and one
-        found later (past the bounds before) only when it changed since then too."""
-        found = self.look()
+        """The repositories and named entries that appeared since this was made, each once: a
+        ``.git`` entry, the folder that is a bare repository, an entry of ``names``. One found
+        at the first look is said only when it changed since this was made (a nested clone
+        that was there is not), and one found later (past the bounds before) only when it
+        changed since then too."""
+        found = self.look() | self.named()
         if self.told is None:
             self.told = {path for path in found if not self._changed_since_start(path)}
         fresh = {path for path in found - self.told if self._changed_since_start(path)}
@@ -99,9 +107,10 @@ class NestedGits:
         return sorted(fresh)
 
     def _changed_since_start(self, path: Path) -> bool:
-        """Whether the ``.git`` entry, or an entry of a bare repository's shape (not its
-        folder: Vis's own ``.vis/`` changes that), changed since this was made."""
-        for name in (path,) if path.name == ".git" else (path / name for name in SHAPE):
+        """Whether the ``.git`` or named entry, or an entry of a bare repository's shape (not
+        its folder: Vis's own ``.vis/`` changes that), changed since this was made."""
+        whole = path.name == ".git" or path.name in self.names
+        for name in (path,) if whole else (path / name for name in SHAPE):
             try:
                 if os.lstat(name).st_ctime_ns >= self._started:
                     return True
@@ -181,7 +190,7 @@ class NestedGits:
         finally:
             os.close(fd)
         folder.folders = frozenset(name for name, is_dir in entries if is_dir)
-        folder.marks = frozenset(name for name, _ in entries if name.casefold() in _MARKS)
+        folder.marks = frozenset(name for name, _ in entries if name.casefold() in self._marks)
         folder.due = None
         state = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_nlink)
         folder.state = state if max(st.st_mtime_ns, st.st_ctime_ns) < settled else None
@@ -197,6 +206,15 @@ class NestedGits:
             elif ".git" not in folder.marks and self._bare_in(parts, folder):
                 found.add(self.root.joinpath(*parts))
         return found
+
+    def named(self) -> set[Path]:
+        """The entries named one of ``names`` in the folders the last look knew, the root's
+        too (listed by that look: no folder is listed again)."""
+        return {
+            self.root.joinpath(*parts, name)
+            for parts, folder in self._known.items()
+            for name in folder.marks & self.names
+        }
 
     def _bare_in(self, parts: Parts, folder: _Folder) -> bool:
         return may_be_shaped(folder.marks) and self._bare(parts)

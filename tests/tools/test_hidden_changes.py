@@ -7,6 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from cli_support import script
 
 from vis_core.agent.person_input import undo
@@ -190,3 +191,29 @@ async def test_undo_keeps_a_file_a_block_un_ignored(workspace: Path, tmp_path: P
     assert [(c.path, c.kind) for c in blocks[0].files] == [(".gitignore", FileChangeKind.CHANGED)]
     assert report.restored == (".gitignore",) and report.removed == ()
     assert (workspace / "secrets.txt").read_text() == "my secret\n"
+
+
+@pytest.mark.parametrize("in_git", [True, False], ids=["git", "no-git"])
+async def test_a_new_folder_ignoring_itself_hides_none_of_its_files(
+    workspace: Path, tmp_path: Path, in_git: bool
+) -> None:
+    """A block made ``pkg/`` with a ``.gitignore`` of ``*`` (which ignores itself too) and a
+    subfolder that does the same: its row listed none of their files and /undo left them,
+    as the ``.gitignore`` files of the turn's start were only those listed then. A
+    ``.gitignore`` the turn made counts as none, in a new folder too and at any depth."""
+    if in_git:
+        _repository(workspace)
+    code = (
+        "import os\n"
+        "os.makedirs('pkg/sub')\n"
+        "for folder in ('pkg', 'pkg/sub'):\n"
+        "    open(folder + '/.gitignore', 'w').write('*\\n')\n"
+        "    open(folder + '/evil.py', 'w').write('import evil\\n')\n"
+    )
+    blocks, report = await _attack(workspace, tmp_path, code)
+    made = ["pkg/.gitignore", "pkg/evil.py", "pkg/sub/.gitignore", "pkg/sub/evil.py"]
+    assert [(c.path, c.kind) for c in blocks[0].files] == [
+        (path, FileChangeKind.CREATED) for path in made
+    ]
+    assert report.removed == tuple(made)
+    assert not [p for p in (workspace / "pkg").rglob("*") if p.is_file()]

@@ -389,7 +389,9 @@ class Checkpoints:
         their targets."""
         root, listed = str(self.workspace), {}
         if not self._too_big or again:
-            listed = listed_states(root, hidden=True, links=True, most=self.max_listed + 1)
+            listed = listed_states(
+                root, hidden=True, links=True, most=self.max_listed + 1, rules=True
+            )
             self._too_big = len(listed) > self.max_listed
         if self._too_big:
             raise FolderTooBig(

@@ -107,6 +107,7 @@ def _rules_of(text: str) -> GitIgnoreSpec | None:
 
 
 MAX_IGNORE_BYTES = 256 << 10  # of one .gitignore: a sparse one of a terabyte costs a block nothing
+IGNORE_NAME = ".gitignore"
 
 
 def rules_at(fd: int) -> GitIgnoreSpec | None:
@@ -114,10 +115,19 @@ def rules_at(fd: int) -> GitIgnoreSpec | None:
     its first :data:`MAX_IGNORE_BYTES`. As Git reads it: not through a link, and only a
     regular file (a pipe is never waited on)."""
     try:
-        data = read_child(fd, ".gitignore", MAX_IGNORE_BYTES)
+        data = read_child(fd, IGNORE_NAME, MAX_IGNORE_BYTES)
     except OSError:
         return None
     return _rules_of(data.decode("utf-8", errors="replace"))
+
+
+def _changed_since(fd: int, name: str, since_ns: int) -> bool:
+    """Whether the entry ``name`` of the open folder ``fd`` changed since ``since_ns`` (its
+    change time, which no process sets back); False when there is none."""
+    try:
+        return os.stat(name, dir_fd=fd, follow_symlinks=False).st_ctime_ns >= since_ns
+    except OSError:
+        return False
 
 
 IgnoreStack = list[tuple[str, "GitIgnoreSpec"]]
@@ -139,11 +149,20 @@ _PASS = (getattr(os, "O_PATH", 0) or os.O_RDONLY) | _FOLDER  # only walked throu
 
 
 def _walk(
-    root: str, hidden: bool, links: bool = False, rules_then: dict[str, str | None] | None = None
+    root: str,
+    hidden: bool,
+    links: bool = False,
+    rules_then: dict[str, str | None] | None = None,
+    *,
+    rules: bool = False,
+    made_since: int | None = None,
 ) -> Iterator[tuple[str, os.DirEntry[str]]]:
     """Each regular file under ``root`` (and each link, when ``links``) as its path and its
-    entry, pruning hidden and .gitignore'd entries; a folder (by path) of ``rules_then`` is
-    judged by the text given there for its .gitignore (None: none), not by the one it has.
+    entry, pruning hidden and .gitignore'd entries (never a ``.gitignore`` itself, when
+    ``rules``); a folder (by path) of ``rules_then`` is judged by the text given there for
+    its .gitignore (None: none), not by the one it has, and so is, as none, a folder whose
+    .gitignore changed since ``made_since`` (its change time), which is added to
+    ``rules_then``.
     Folders are opened one inside the other
     by descriptor, never through a link: a folder the model swaps for a link meanwhile is not
     entered, so the walk cannot list a folder outside ``root``. An entry's ``stat()`` reads
@@ -156,13 +175,16 @@ def _walk(
                 items = sorted(listing, key=lambda e: e.name)
         except OSError:
             return
+        if rules_then is not None and made_since is not None and folder not in rules_then:
+            if _changed_since(fd, IGNORE_NAME, made_since):
+                rules_then[folder] = None
         if rules_then is not None and folder in rules_then:
             text = rules_then[folder]
-            rules = _rules_of(text) if text else None
+            found = _rules_of(text) if text else None
         else:
-            rules = rules_at(fd) if any(e.name == ".gitignore" for e in items) else None
-        if rules is not None:
-            stack.append((folder, rules))
+            found = rules_at(fd) if any(e.name == IGNORE_NAME for e in items) else None
+        if found is not None:
+            stack.append((folder, found))
         prefix = os.path.join(folder, "")
         for entry in items:
             name = entry.name
@@ -173,7 +195,7 @@ def _walk(
                 continue
             path = prefix + name
             is_dir = entry.is_dir(follow_symlinks=False)
-            if stack and is_ignored(stack, path, is_dir):
+            if stack and not (rules and name == IGNORE_NAME) and is_ignored(stack, path, is_dir):
                 continue
             if link:
                 yield path, entry
@@ -188,7 +210,7 @@ def _walk(
                     os.close(inner)
             elif entry.is_file(follow_symlinks=False):
                 yield path, entry
-        if rules is not None:
+        if found is not None:
             stack.pop()
 
     try:
@@ -202,11 +224,13 @@ def _walk(
 
 
 def walk_judged_by(
-    root: str, rules_then: dict[str, str | None]
+    root: str, rules_then: dict[str, str | None], made_since: int
 ) -> Iterator[tuple[str, os.DirEntry[str]]]:
     """Each regular file under ``root`` (hidden ones too) as its path and its entry, the
-    .gitignore of each folder of ``rules_then`` (path: its text, None: none) taken as given."""
-    return _walk(root, True, rules_then=rules_then)
+    .gitignore of each folder of ``rules_then`` (path: its text, None: none) taken as given,
+    and one changed since ``made_since`` (a folder made since, at any depth) as none; the
+    folders of those are added to ``rules_then``."""
+    return _walk(root, True, rules_then=rules_then, rules=True, made_since=made_since)
 
 
 def walk_files(root: str, *, hidden: bool) -> Iterator[str]:
@@ -289,10 +313,14 @@ def git_toplevel(folder: str) -> str | None:
     return top or None if done.returncode == 0 else None
 
 
-def git_files(folder: str) -> list[str]:
-    """Tracked and untracked, not ignored files under ``folder`` as absolute paths."""
+def git_files(folder: str, *, rules: bool = False) -> list[str]:
+    """Tracked and untracked, not ignored files under ``folder`` as absolute paths; with
+    ``rules``, every ``.gitignore`` in a folder Git enters too (one of ``*`` ignores itself)."""
+    keep = ["--exclude=!" + IGNORE_NAME] if rules else []
     try:
-        done = run_git(["ls-files", "-z", "-co", "--exclude-standard"], Path(folder), timeout=120)
+        done = run_git(
+            ["ls-files", "-z", "-co", "--exclude-standard", *keep], Path(folder), timeout=120
+        )
     except GitFailed as exc:
         raise RuntimeError(f"git ls-files failed in {folder}: {exc}") from None
     if done.returncode != 0:
@@ -302,11 +330,12 @@ def git_files(folder: str) -> list[str]:
     return [os.path.join(folder, name) for name in dict.fromkeys(names) if name]
 
 
-def _git_named(root: str, hidden: bool) -> Iterator[str]:
+def _git_named(root: str, hidden: bool, rules: bool) -> Iterator[str]:
     """The files Git lists under ``root`` that a search sees (no ``.git``, hidden ones only
-    when asked), as absolute paths; not yet checked on disk."""
+    when asked, the ``.gitignore`` files Git enters with ``rules``), as absolute paths; not
+    yet checked on disk."""
     cut = len(os.path.join(root, ""))
-    for path in git_files(root):
+    for path in git_files(root, rules=rules):
         parts = path[cut:].split("/")
         if ".git" in parts or (not hidden and any(p.startswith(".") for p in parts)):
             continue
@@ -314,22 +343,23 @@ def _git_named(root: str, hidden: bool) -> Iterator[str]:
 
 
 def listed_states(
-    root: str, *, hidden: bool, links: bool = False, most: int | None = None
+    root: str, *, hidden: bool, links: bool = False, most: int | None = None, rules: bool = False
 ) -> dict[str, os.stat_result]:
-    """Every file a search of directory ``root`` sees (and every link, when ``links``), by
-    absolute path, with its ``lstat``: each read through its folder's descriptor, never
-    through a link (a folder of a Git-listed path opened beneath ``root``: a link out of it
-    or a folder gone on the way leaves the path out). ``most``: the listing ends once it holds
-    that many, so a folder too big to list costs no more than one of that size."""
+    """Every file a search of directory ``root`` sees (and every link, when ``links``; every
+    ``.gitignore`` in a folder it enters, ignored or not, when ``rules``), by absolute path,
+    with its ``lstat``: each read through its folder's descriptor, never through a link (a
+    folder of a Git-listed path opened beneath ``root``: a link out of it or a folder gone on
+    the way leaves the path out). ``most``: the listing ends once it holds that many, so a
+    folder too big to list costs no more than one of that size."""
     found: dict[str, os.stat_result] = {}
     if git_toplevel(root) is None:
-        for path, entry in _walk(root, hidden, links):
+        for path, entry in _walk(root, hidden, links, rules=rules):
             with contextlib.suppress(OSError):  # gone meanwhile
                 found[path] = entry.stat(follow_symlinks=False)
             if len(found) == most:
                 break
         return found
-    for path, fd, name in _in_folders(root, _git_named(root, hidden)):
+    for path, fd, name in _in_folders(root, _git_named(root, hidden, rules)):
         with contextlib.suppress(OSError):
             st = os.stat(name, dir_fd=fd, follow_symlinks=False)
             if stat.S_ISREG(st.st_mode) or (links and stat.S_ISLNK(st.st_mode)):

@@ -6,11 +6,12 @@ The workspace is listed by the ignore rules on disk now, so a block that writes 
 out of its row and out of ``/undo``, and one that empties it would make the person's ignored
 files look made by the turn (``/undo`` removed them). So a turn's listing also holds the files
 its checkpoint listed, while they are there, and the ``.gitignore`` of every folder it lists
-(the rules themselves). Once one of those changed, the ``.gitignore`` files count as they were
-at the turn's start: the listing loses what they hid then and gains the files made or changed
-during the turn that they showed and one the turn changed hides now (in a Git repository,
-Git names the rule that hides each one). A rule outside the workspace (``.git/info/exclude``,
-the global one) a jailed block cannot change.
+or enters, ignored or not (the rules themselves: one of ``*`` in a new folder ignores itself
+too). Once one of those changed, the ``.gitignore`` files count as they were at the turn's
+start (one made during the turn, at any depth, as none): the listing loses what they hid then
+and gains the files made or changed during the turn that they showed and one the turn changed
+hides now (in a Git repository, Git names the rule that hides each one). A rule outside the
+workspace (``.git/info/exclude``, the global one) a jailed block cannot change.
 """
 
 from __future__ import annotations
@@ -21,9 +22,8 @@ from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
 from vis_core.system.git import GitFailed, run_git
+from vis_core.tools.ignore import IGNORE_NAME as IGNORE_FILE
 from vis_core.tools.ignore import file_states_of, git_toplevel, walk_judged_by
-
-IGNORE_FILE = ".gitignore"
 
 
 def kept_out(
@@ -45,14 +45,15 @@ def judged_by_start(
 ) -> tuple[set[str], dict[str, os.stat_result]]:
     """The files under ``root`` the ignore rules of the turn's start show (each folder,
     relative, ``.`` the root, of ``rules_then`` judged by its ``.gitignore`` then: its text,
-    None: none; the others by theirs now), and of them those ``listed`` left out: only files
-    changed since ``since_ns`` (their change time: the turn's), and in a Git repository only
-    those one of the changed ``.gitignore`` files hides now (not Git's other rules)."""
+    None: none; one whose ``.gitignore`` changed since ``since_ns`` by none, as a new folder's
+    at any depth; the others by theirs now), and of them those ``listed`` left out: only
+    files changed since ``since_ns`` (their change time: the turn's), and in a Git repository
+    only those one of the changed ``.gitignore`` files hides now (not Git's other rules)."""
     then = {root if f == "." else os.path.join(root, f): text for f, text in rules_then.items()}
     cut = len(os.path.join(root, ""))
     shown: set[str] = set()
     found: dict[str, os.stat_result] = {}
-    for path, entry in walk_judged_by(root, then):
+    for path, entry in walk_judged_by(root, then, since_ns):
         rel = path[cut:]
         shown.add(rel)
         if rel in listed:

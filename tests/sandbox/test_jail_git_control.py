@@ -141,12 +141,15 @@ async def test_other_agents_settings_in_subfolders_are_read_only_or_told_when_ma
     """Only the workspace's own ``.claude/`` and ``.mcp.json`` were kept: a block wrote a
     hook into ``pkg/app/.claude/settings.json`` and a server into ``pkg/lib/.mcp.json``,
     which Claude Code runs when the person starts it in those folders, and made
-    ``pkg/web/deep/.codex/config.toml`` untold. At any depth, those that exist are
-    read-only now, and each new one is told once after the block."""
+    ``pkg/web/deep/.codex/config.toml`` (or one in a subfolder of the clone ``vendor/lib``)
+    untold. At any depth, those that exist are read-only now, and so stay (a folder on the
+    way cannot be renamed), and each new one is told once after the block."""
     workspace = tmp_path / "ws"
     (workspace / "pkg" / "app" / ".claude").mkdir(parents=True)
     (workspace / "pkg" / "lib").mkdir()
     (workspace / "pkg" / "lib" / ".mcp.json").write_text("{}\n")
+    (workspace / "vendor" / "lib" / "sub").mkdir(parents=True)
+    make_repo(workspace / "vendor" / "lib")
     (vis_home / "config.toml").write_text("jail = true\n")
     hook = '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "id"}]}]}}'
     paths = [
@@ -154,19 +157,30 @@ async def test_other_agents_settings_in_subfolders_are_read_only_or_told_when_ma
         "pkg/lib/.mcp.json",
         "pkg/web/deep/.codex/config.toml",
         "pkg/web/.cursor/mcp.json",
+        "vendor/lib/sub/.gemini/settings.json",
     ]
-    outcome = await run_blocks(workspace, tmp_path, write_block(paths, hook))
+    rename = (
+        "import os\n"
+        "for old, new in [('pkg/app', 'pkg/app2'), ('pkg', 'pkg2')]:\n"
+        "    try:\n"
+        "        os.rename(old, new)\n"
+        "        print('renamed', old)\n"
+        "    except OSError as exc:\n"
+        "        print('refused', old, exc.strerror)\n"
+    )
+    outcome = await run_blocks(workspace, tmp_path, write_block(paths, hook) + rename)
     (block,) = outcome.blocks
     for path in paths[:2]:
         assert f"refused {path} Read-only file system" in block.stdout, block.stdout
     for path in paths[2:]:
         assert f"wrote {path}" in block.stdout, block.stdout
+    assert "renamed" not in block.stdout, block.stdout
     told = [n for n in notices(outcome.events) if "appeared during this session" in n]
     root = workspace.resolve()
-    for made in ("pkg/web/deep/.codex", "pkg/web/.cursor"):
+    for made in ("pkg/web/deep/.codex", "pkg/web/.cursor", "vendor/lib/sub/.gemini"):
         said = [n for n in told if n.startswith(f"{root / made} appeared")]
         assert len(said) == 1 and "Codex" in said[0], told
-    assert len(told) == 2, told
+    assert len(told) == 3, told
 
 
 async def test_a_protected_name_that_is_a_link_is_told_when_a_block_replaces_it(

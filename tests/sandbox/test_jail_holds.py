@@ -252,7 +252,8 @@ async def test_a_git_made_in_a_subfolder_is_told_with_the_top_one(
     workspace: Path, tmp_path: Path
 ) -> None:
     """A block makes a ``.git`` at the top and one in a subfolder: both are told, once; a
-    clone that was there at start is neither told nor walked."""
+    clone that was there at start is not told, but one made inside it is (the person's git
+    run there reads that one's configuration)."""
     (workspace / "old" / "inner").mkdir(parents=True)
     (workspace / "old" / ".git").mkdir()
     outcome = await run_blocks(
@@ -266,9 +267,10 @@ async def test_a_git_made_in_a_subfolder_is_told_with_the_top_one(
     notices = [e.text for e in outcome.events if type(e).__name__ == "Notification"]
     told = [n for n in notices if "a .git appeared in" in n]
     root = workspace.resolve()
-    assert len(told) == 1, told
+    assert len(told) == 2, told
     assert f"appeared in {root}, {root / 'sub'} during" in told[0]
-    assert str(root / "old") not in " ".join(notices)
+    assert f"appeared in {root / 'old' / 'inner'} during" in told[1]
+    assert f"{root / 'old'} during" not in " ".join(notices)
 
 
 async def test_a_git_made_only_in_a_subfolder_is_told(workspace: Path, tmp_path: Path) -> None:

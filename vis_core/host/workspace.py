@@ -103,8 +103,8 @@ class Workspace:
         # the git files of the workspace, looked for when first needed (see look_for_git)
         self.git_looks = GitLooks()
         self._git_looked = False
-        # those in subfolders (nested clones at start), and other agents' settings at any depth
-        self._nested_gits = NestedGits(root, names=OTHER_AGENTS)
+        # those in subfolders (nested clones at start, and inside them), other agents' settings
+        self._nested_gits = NestedGits(root, enter=True, names=OTHER_AGENTS)
         self._told_full = False  # that the look for them was left incomplete
         self._checking = threading.Lock()
 

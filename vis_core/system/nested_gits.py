@@ -54,8 +54,8 @@ class NestedGits:
     they were listed, or new, the one waiting longest first, then the shallowest. So folders
     made earlier, however many, do not hold back one that a later block changes, and one
     left waiting is listed before those changed after it. ``enter``: a folder holding a
-    ``.git`` is entered too (the jail's look: a submodule of a nested clone is a repository
-    the person's git runs in as well); a bare repository never is."""
+    ``.git`` is entered too (the jail's and the workspace's looks: a submodule of a nested
+    clone is a repository the person's git runs in as well); a bare repository never is."""
 
     def __init__(
         self,

@@ -224,7 +224,10 @@ def vis_runtime() -> list[Path]:
 
 
 def _under(path: Path, folders: Iterable[Path]) -> bool:
-    return any(path == f or f in path.parents for f in folders)
+    """Whether ``path`` is or lies in one of ``folders`` (absolute paths, compared as text: a
+    jail start asks this of each folder it pins, and ``Path.parents`` makes every parent)."""
+    text = str(path)
+    return any(text == str(f) or text.startswith(os.path.join(f, "")) for f in folders)
 
 
 def jail_argv(

@@ -29,10 +29,9 @@ _MARKS = frozenset(name.casefold() for name in (".git", *SHAPE))  # kept besides
 @dataclass(slots=True)
 class _Folder:
     """A folder known: its path, its listing (folders; ``.git``, :data:`SHAPE` and named
-    entries),
-    the state it had when listed (None: list it again), whether it is entered (not a
-    repository of its own) and the look since which it waits to be listed (None: it does
-    not)."""
+    entries), the state it had when listed (None: list it again), whether it is entered
+    (not a repository of its own) and the look since which it waits to be listed (None: it
+    does not)."""
 
     path: str
     parent: _Folder | None = None

@@ -175,14 +175,15 @@ def _walk(
                 items = sorted(listing, key=lambda e: e.name)
         except OSError:
             return
-        if rules_then is not None and made_since is not None and folder not in rules_then:
-            if _changed_since(fd, IGNORE_NAME, made_since):
+        has_rules = any(e.name == IGNORE_NAME for e in items)
+        if has_rules and made_since is not None and rules_then is not None:
+            if folder not in rules_then and _changed_since(fd, IGNORE_NAME, made_since):
                 rules_then[folder] = None
         if rules_then is not None and folder in rules_then:
             text = rules_then[folder]
             found = _rules_of(text) if text else None
         else:
-            found = rules_at(fd) if any(e.name == IGNORE_NAME for e in items) else None
+            found = rules_at(fd) if has_rules else None
         if found is not None:
             stack.append((folder, found))
         prefix = os.path.join(folder, "")

@@ -1,4 +1,4 @@
-"""Running ``vis`` as a user does: a fresh process, no API keys, its own VIS_HOME."""
+"""Running ``vis`` as a user does: a process of its own, no API keys, its own VIS_HOME."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from warm_servers import vis_command
 
 
 def vis(
@@ -19,10 +20,13 @@ def vis(
     timeout: float = 120,
     text: bool = True,
     extra_env: dict[str, str] | None = None,
+    cold: bool = False,
     **kw: Any,
 ) -> subprocess.CompletedProcess[Any]:
     """``vis ARGS`` in ``cwd`` with ``VIS_HOME=env_home`` (and ``extra_env``), without the
-    caller's keys or model; its output captured (only stderr when ``stdout`` is given)."""
+    caller's keys or model; its output captured (only stderr when ``stdout`` is given).
+    Started warm (``warm_servers.vis_command``), or as a fresh ``python -m vis_core.cli``
+    when ``cold``: for tests of the process itself (its start, its imports, its tree)."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(extra_env or {})
     env["VIS_HOME"] = str(env_home)
@@ -32,8 +36,9 @@ def vis(
     capture: dict[str, Any] = (
         {"stderr": subprocess.PIPE} if "stdout" in kw else {"capture_output": True}
     )
+    command = [sys.executable, "-m", "vis_core.cli", *args] if cold else vis_command(*args, env=env)
     return subprocess.run(
-        [sys.executable, "-m", "vis_core.cli", *args],
+        command,
         cwd=cwd,
         env=env,
         text=text,

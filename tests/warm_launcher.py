@@ -1,9 +1,11 @@
-"""Run a test server script in a process forked from this worker's warm parent, as if it ran here.
+"""Run a test server script (or ``vis``) in a process forked from this worker's warm parent, as
+if it ran here.
 
-``python -I -S warm_launcher.py SOCKET SCRIPT ARGS...`` (see ``warm_servers.py``): hands this
-process's open file descriptors, argv, environment, cwd and umask to the fork server at SOCKET,
-forwards the signals it receives to the server, and exits as the server did. When this process
-dies, the fork server kills the server. Standard library built-ins only: it starts in ~10 ms.
+``python -I -S warm_launcher.py SOCKET SCRIPT ARGS...`` or ``... SOCKET -m MODULE ARGS...``
+(see ``warm_servers.py``): hands this process's open file descriptors, argv, environment, cwd
+and umask to the fork server at SOCKET, forwards the signals it receives to the process it
+runs, and exits as that did. When this process dies, the fork server kills it. Standard
+library built-ins only: it starts in ~10 ms.
 """
 
 from __future__ import annotations
@@ -38,8 +40,11 @@ def open_fds() -> list[int]:
 
 def main() -> None:
     if len(sys.argv) < 3:
-        fail("usage: warm_launcher.py SOCKET SCRIPT [ARGS...]")
+        fail("usage: warm_launcher.py SOCKET (SCRIPT | -m MODULE) [ARGS...]")
     path, script, *args = sys.argv[1:]
+    if script == "-m" and not args:
+        fail("usage: warm_launcher.py SOCKET (SCRIPT | -m MODULE) [ARGS...]")
+    what = f"-m {args[0]}" if script == "-m" else script
     fds = open_fds()
     umask = os.umask(0)
     os.umask(umask)
@@ -69,7 +74,7 @@ def main() -> None:
         sent = conn.sendmsg([message], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
         conn.sendall(message[sent:])
     except OSError as exc:
-        fail(f"the fork server at {path} did not take {script}: {exc}")
+        fail(f"the fork server at {path} did not take {what}: {exc}")
     asked = True
     while pending:  # the monitor sends them on once the server runs
         try:
@@ -83,7 +88,7 @@ def main() -> None:
         except OSError:
             chunk = b""
         if not chunk:
-            fail(f"the fork server at {path} ended before {script} did")
+            fail(f"the fork server at {path} ended before {what} did")
         status += chunk
     code = os.waitstatus_to_exitcode(int.from_bytes(status, "little"))
     if code < 0:  # ended by a signal: so is this process, as the server was

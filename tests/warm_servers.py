@@ -1,18 +1,28 @@
-"""The test MCP servers started warm: forked from a parent that has imported the SDK already.
+"""The test MCP servers and ``vis`` started warm: forked from a parent that has imported them.
 
 Each server process used to pay ``import mcp`` (with pydantic, anyio, starlette, uvicorn: ~1.4 s
-of CPU) before it served anything. :func:`command` gives the command line of a server script
-run warm: a launcher (``warm_launcher.py``, ~10 ms) hands its file descriptors, argv,
-environment, cwd and umask to this worker's fork server, which forks a monitor, which forks
-the server and runs the script as ``__main__``. To Vis it looks like one process: the launcher
-forwards the signals it gets to the server's process group and exits as the server did; when
-the launcher dies, the monitor kills the server's group; when the monitor dies, the kernel
-kills the server (``PR_SET_PDEATHSIG``); when the worker ends or dies, the fork server ends
-its monitors. The servers themselves are the SDK-built scripts, unchanged.
+of CPU) before it served anything, and each ``vis`` of a test ~0.3 s importing the Host before
+it did any work. :func:`command` gives the command line of a server script run warm,
+:func:`vis_command` that of ``python -m vis_core.cli ARGS``: a launcher (``warm_launcher.py``,
+~10 ms) hands its file descriptors, argv, environment, cwd and umask to this worker's fork
+server of that kind, which forks a monitor, which forks the process and runs the script (or
+``vis_core.cli``) as ``__main__``, through the interpreter's exit steps. To its starter it
+looks like one process: the launcher forwards the signals it gets (to a server's process
+group, to ``vis`` itself, as a signal to a cold one reaches it alone) and exits as the process
+did; when the launcher dies, the monitor kills the process's group; when the monitor dies, the
+kernel kills the process (``PR_SET_PDEATHSIG``); when the worker ends or dies, the fork server
+ends its monitors. The servers themselves are the SDK-built scripts, unchanged.
 
-Run as a script, this file is the fork server: ``python -P warm_servers.py FD`` (a listening
-Unix socket), ending when its stdin (a pipe from the worker) closes. It stays single-threaded, so
-forking it is safe.
+A warm process differs from a cold one only where the process itself is the subject: its
+``/proc`` command line and parent are the fork server's and monitor's, and its modules were
+imported before its environment was known. So the fork servers import with an environment
+holding none of the test's values, and the tests of startup, isolation, process trees and
+terminals run ``vis`` cold. A ``vis`` whose environment sets what the interpreter reads at
+its start (``PYTHON*``, the locale) otherwise than the fork server's runs cold too.
+
+Run as a script, this file is the fork server: ``python -P warm_servers.py FD KIND`` (a
+listening Unix socket; ``servers`` or ``vis``), ending when its stdin (a pipe from the worker)
+closes. It stays single-threaded, so forking it is safe.
 """
 
 from __future__ import annotations
@@ -25,107 +35,220 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
 LAUNCHER = Path(__file__).with_name("warm_launcher.py")
-PRELOAD = (  # what the test servers import (server_app, oauth_server_app, editor_mcp_server)
-    "mcp_types",
-    "pydantic",
-    "anyio._backends._asyncio",
-    "starlette.requests",
-    "starlette.responses",
-    "mcp.server.mcpserver",
-    "mcp.server.mcpserver.utilities.types",
-    "mcp.server.stdio",
-    "mcp.server.sse",
-    "mcp.server.streamable_http_manager",
-    "mcp.server.auth.provider",
-    "mcp.server.auth.settings",
-    "mcp.shared.auth",
-    "rich.console",
-    "rich.logging",
-    "rich.table",
-    "uvicorn",
-    "uvicorn.lifespan.on",
-    "uvicorn.loops.asyncio",
-    "uvicorn.loops.auto",
-    "uvicorn.protocols.http.auto",
-    "uvicorn.protocols.http.h11_impl",
-    "uvicorn.protocols.websockets.auto",
-)
-KEPT = ("PATH", "HOME", "LANG", "TMPDIR", "PYTHONDONTWRITEBYTECODE")  # the fork server's own
+SERVERS, VIS = "servers", "vis"  # the kinds of fork server
+PRELOAD = {
+    SERVERS: (  # what the test servers import (server_app, oauth_server_app, editor_mcp_server)
+        "mcp_types",
+        "pydantic",
+        "anyio._backends._asyncio",
+        "starlette.requests",
+        "starlette.responses",
+        "mcp.server.mcpserver",
+        "mcp.server.mcpserver.utilities.types",
+        "mcp.server.stdio",
+        "mcp.server.sse",
+        "mcp.server.streamable_http_manager",
+        "mcp.server.auth.provider",
+        "mcp.server.auth.settings",
+        "mcp.shared.auth",
+        "rich.console",
+        "rich.logging",
+        "rich.table",
+        "uvicorn",
+        "uvicorn.lifespan.on",
+        "uvicorn.loops.asyncio",
+        "uvicorn.loops.auto",
+        "uvicorn.protocols.http.auto",
+        "uvicorn.protocols.http.h11_impl",
+        "uvicorn.protocols.websockets.auto",
+    ),
+    # What `python -X importtime -m vis_core.cli` imports for the commands the tests run (run,
+    # acp, doctor, mcp, settings, drafts, export, replay, sessions), the MCP client and the
+    # providers; not vis_core.cli itself (run as __main__, as `-m` runs it) nor the app.
+    VIS: (
+        "argparse",
+        "asyncio",
+        "hashlib",
+        "msgspec",
+        "yaml",
+        "rich.console",
+        "vis_core.model.channel",
+        "vis_core.mcp.arguments",
+        "vis_core.system.standard_streams",
+        "vis_core.system.held_logs",
+        "vis_core.system.redaction",
+        "vis_core.system.jail_check",
+        "vis_core.system.leftovers",
+        "vis_core.terminal",
+        "vis_core.installed",
+        "vis_core.paths",
+        "vis_core.extension.metadata",
+        "vis_core.host",
+        "vis_core.host_options",
+        "vis_core.printmode",
+        "vis_core.providers.scripted",
+        "vis_core.providers.factory",
+        "vis_core.providers.openai_provider",
+        "vis_core.providers.anthropic_provider",
+        "vis_core.acp.server",
+        "vis_core.acp.agent",
+        "acp",
+        "acp.stdio",
+        "vis_core.mcp.cli",
+        "vis_core.mcp.client",
+        "vis_core.mcp.oauth",
+        "mcp.client.session",
+        "mcp.client.stdio",
+        "mcp.client.sse",
+        "mcp.client.streamable_http",
+        "mcp.shared.exceptions",
+        "vis_core.doctor",
+        "vis_core.settings_cli",
+        "vis_core.drafts_cli",
+        "vis_core.session_cli",
+        "vis_core.ask_terminal",
+        # and what the Host imports as it opens and runs a turn
+        "ctypes",
+        "resource",
+        "vis_core.codegen_cache",
+        "vis_core.agent.person_images",
+        "vis_core.agent.person_input",
+        "vis_core.commands.files",
+        "vis_core.context.fold_tool",
+        "vis_core.context.service",
+        "vis_core.contracts.build",
+        "vis_core.extension.grants",
+        "vis_core.extension.mcp_servers",
+        "vis_core.extension.network",
+        "vis_core.extension.providers",
+        "vis_core.extension_host.network_filters",
+        "vis_core.extension_host.output",
+        "vis_core.extension_host.symbol_tools",
+        "vis_core.file_queue",
+        "vis_core.ipc.pairing",
+        "vis_core.mcp.host",
+        "vis_core.providers.retry",
+        "vis_core.records.rebuild",
+        "vis_core.sandbox.calls",
+        "vis_core.sandbox.host",
+        "vis_core.sandbox.reroot",
+        "vis_core.subagents.tools",
+        "vis_core.system.keeper",
+        "vis_core.system.shell",
+        "vis_core.tools.activities",
+        "vis_core.tools.background",
+        "vis_core.tools.block_changes",
+        "vis_core.tools.builtins",
+        "vis_core.tools.edit",
+        "vis_core.tools.files",
+        "vis_core.tools.search",
+        "vis_core.tools.sessions",
+        "vis_core.tools.testing",
+        "vis_core.tools.versions",
+    ),
+}
+KEPT = ("PATH", "HOME", "LANG", "TMPDIR", "PYTHONDONTWRITEBYTECODE")  # a server fork server's
 MAX_FDS = 64  # file descriptors a launcher may hand over
 FORK_SERVER = "fork-server"  # the socket's name in its private folder
+VIS_MODULE = "vis_core.cli"
 
 _lock = threading.Lock()
-_parent: subprocess.Popen[bytes] | None = None
-_folder: str | None = None
+_parents: dict[str, tuple[subprocess.Popen[bytes], str]] = {}  # kind -> (fork server, folder)
 
 
 def command(script: Path, *args: str) -> list[str]:
     """The command line (program first) that runs ``python script *args`` warm."""
-    return [sys.executable, "-I", "-S", str(LAUNCHER), _socket_path(), str(script), *args]
+    return [sys.executable, "-I", "-S", str(LAUNCHER), _socket_path(SERVERS), str(script), *args]
 
 
-def _socket_path() -> str:
-    """The fork server's socket, started on first use. Its socket listens before it starts:
-    a launcher's connection waits in the queue until the SDK is imported, no readiness wait.
-    Its environment holds none of the test's values (a server takes on its launcher's)."""
-    global _parent, _folder
+def vis_command(*args: str, env: Mapping[str, str] | None = None) -> list[str]:
+    """The command line that runs ``python -m vis_core.cli *args`` warm in ``env`` (default:
+    this process's); cold where ``env`` sets what Python reads at its start (``PYTHON*``, the
+    locale) otherwise than the fork server's environment, which the warm one keeps."""
+    cold = [sys.executable, "-m", VIS_MODULE, *args]
+    given = os.environ if env is None else env
+    if _startup(given) != _startup(os.environ):
+        return cold
+    return [sys.executable, "-I", "-S", str(LAUNCHER), _socket_path(VIS), "-m", VIS_MODULE, *args]
+
+
+def _startup(env: Mapping[str, str]) -> dict[str, str]:
+    """What of ``env`` the interpreter reads before any module runs: its ``PYTHON*``
+    variables and the locale (the standard streams' encoding, the C locale)."""
+    return {k: v for k, v in env.items() if k.startswith(("PYTHON", "LC_")) or k == "LANG"}
+
+
+def _environment(kind: str) -> dict[str, str]:
+    """The fork server's environment: none of a test's values. The ``vis`` one has only
+    ``PATH`` and :func:`_startup` (nothing Vis reads to find its files while importing)."""
+    if kind == VIS:
+        return {"PATH": os.environ.get("PATH", os.defpath), **_startup(os.environ)}
+    return {k: v for k, v in os.environ.items() if k in KEPT or k.startswith("LC_")}
+
+
+def _socket_path(kind: str) -> str:
+    """The socket of the fork server of ``kind``, started on first use. Its socket listens
+    before it starts: a launcher's connection waits in the queue until the modules are
+    imported, no readiness wait."""
     with _lock:
-        if _parent is None:
+        if kind not in _parents:
             folder = tempfile.mkdtemp(prefix="vis-warm-")  # 0700: only this user connects
             with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listening:
                 listening.bind(os.path.join(folder, FORK_SERVER))
                 listening.listen(64)
-                _parent = subprocess.Popen(
-                    [sys.executable, "-P", __file__, str(listening.fileno())],
+                parent = subprocess.Popen(
+                    [sys.executable, "-P", __file__, str(listening.fileno()), kind],
                     stdin=subprocess.PIPE,
                     stdout=subprocess.DEVNULL,
                     pass_fds=[listening.fileno()],
                     start_new_session=True,  # a Ctrl+C in the terminal is not for it
                     cwd="/",
-                    env={k: v for k, v in os.environ.items() if k in KEPT or k.startswith("LC_")},
+                    env=_environment(kind),
                 )
-            _folder = folder
-            atexit.register(stop)  # where no pytest hook calls it (snapshots/ alone)
-        assert _folder is not None
-        return os.path.join(_folder, FORK_SERVER)
+            if not _parents:
+                atexit.register(stop)  # where no pytest hook calls it (snapshots/ alone)
+            _parents[kind] = (parent, folder)
+        return os.path.join(_parents[kind][1], FORK_SERVER)
 
 
 def stop() -> None:
-    """End the fork server (and any server it still runs), and reap it."""
-    global _parent, _folder
+    """End the fork servers (and any process they still run), and reap them."""
     with _lock:
-        parent, folder, _parent, _folder = _parent, _folder, None, None
-    if parent is None:
-        return
-    assert parent.stdin is not None
-    parent.stdin.close()  # its end of the pipe: it ends its monitors, then itself
-    try:
-        parent.wait(30)
-    except subprocess.TimeoutExpired:
-        parent.kill()
-        parent.wait()
-    if folder is not None:
+        parents = list(_parents.values())
+        _parents.clear()
+    for parent, _ in parents:
+        assert parent.stdin is not None
+        parent.stdin.close()  # its end of the pipe: it ends its monitors, then itself
+    for parent, folder in parents:
+        try:
+            parent.wait(30)
+        except subprocess.TimeoutExpired:
+            parent.kill()
+            parent.wait()
         shutil.rmtree(folder, ignore_errors=True)
 
 
 # The fork server: everything below runs in it, its monitors and their servers.
 
 
-def _serve(listening: socket.socket) -> None:
+def _serve(listening: socket.socket, kind: str) -> None:
     """Accept launchers and fork a monitor for each, until stdin closes."""
     import ctypes  # noqa: F401  (its children's prctl)
     import gc
     import importlib
     import select
 
-    for name in PRELOAD:
+    for name in PRELOAD[kind]:
         importlib.import_module(name)
     if len(os.listdir("/proc/self/task")) != 1:  # a fork copies only the forking thread
-        raise RuntimeError("importing the test servers' modules started a thread: cannot fork")
+        raise RuntimeError(f"importing the {kind} modules started a thread: cannot fork")
+    if kind == VIS:
+        _check_unset()
     gc.freeze()  # the children need not copy the imported objects' pages to collect them
     poller = select.poll()
     poller.register(listening, select.POLLIN)
@@ -143,7 +266,7 @@ def _serve(listening: socket.socket) -> None:
                     continue
                 pid = os.fork()
                 if pid == 0:
-                    _monitor(conn, listening, list(monitors))
+                    _monitor(conn, listening, list(monitors), group=kind == SERVERS)
                 conn.close()
                 pidfd = os.pidfd_open(pid)
                 monitors[pidfd] = pid
@@ -168,9 +291,27 @@ def _end(listening: socket.socket, monitors: dict[int, int]) -> None:
         os.waitpid(pid, 0)
 
 
-def _monitor(conn: socket.socket, listening: socket.socket, pidfds: list[int]) -> NoReturn:
-    """Fork the server a launcher asked for, forward its signals, send back how it ended;
-    kill it when the launcher dies (or this monitor is told to end)."""
+def _check_unset() -> None:
+    """What a ``vis`` process sets from its environment once must not be set by the imports:
+    the dataclass code cache (``$VIS_HOME/cache``: :func:`vis_core.codegen_cache.install`),
+    the temporary folder (``$TMPDIR``), ``vis_core.cli`` (run as ``__main__``, not imported)."""
+    import dataclasses
+    import tempfile
+
+    if "exec" in vars(dataclasses):
+        raise RuntimeError("the imports installed the dataclass code cache: a VIS_HOME's own")
+    if tempfile.tempdir is not None:
+        raise RuntimeError("the imports chose the temporary folder: the TMPDIR of each run's")
+    if VIS_MODULE in sys.modules:
+        raise RuntimeError(f"the imports imported {VIS_MODULE}: -m runs it as __main__ alone")
+
+
+def _monitor(
+    conn: socket.socket, listening: socket.socket, pidfds: list[int], *, group: bool
+) -> NoReturn:
+    """Fork the process a launcher asked for, forward its signals (to its process group when
+    ``group``, else to it alone), send back how it ended; kill its group when the launcher
+    dies (or this monitor is told to end)."""
     import select
     import signal
     import traceback
@@ -188,15 +329,23 @@ def _monitor(conn: socket.socket, listening: socket.socket, pidfds: list[int]) -
         for fd in fds:
             os.close(fd)
 
-        def group(signum: int) -> None:
+        def everyone(signum: int) -> None:
             try:
                 os.killpg(pid, signum)
             except ProcessLookupError:
                 pass  # the group has ended: how is sent below
 
-        signal.signal(signal.SIGTERM, lambda *_: group(signal.SIGKILL))
+        def forward(signum: int) -> None:
+            if group:
+                return everyone(signum)
+            try:
+                os.kill(pid, signum)
+            except ProcessLookupError:
+                pass  # it has ended: how is sent below
+
+        signal.signal(signal.SIGTERM, lambda *_: everyone(signal.SIGKILL))
         for signum in signals:
-            group(signum)
+            forward(signum)
         pidfd = os.pidfd_open(pid)
         poller = select.poll()
         poller.register(conn, select.POLLIN)
@@ -205,7 +354,7 @@ def _monitor(conn: socket.socket, listening: socket.socket, pidfds: list[int]) -
             for fd, _ in poller.poll():
                 if fd == pidfd:
                     _, ended = os.waitpid(pid, 0)
-                    group(signal.SIGKILL)  # what it left in its group, as Vis's stop ends it
+                    everyone(signal.SIGKILL)  # what it left in its group, as Vis's stop ends it
                     try:
                         conn.sendall(ended.to_bytes(4, "little"))
                     except OSError:
@@ -216,11 +365,11 @@ def _monitor(conn: socket.socket, listening: socket.socket, pidfds: list[int]) -
                     data = conn.recv(64)
                 except OSError:
                     data = b""
-                if not data:  # the launcher died (or was killed): so does its server
-                    group(signal.SIGKILL)
+                if not data:  # the launcher died (or was killed): so does its process
+                    everyone(signal.SIGKILL)
                     poller.unregister(conn)
                 for signum in data:
-                    group(signum)
+                    forward(signum)
     except BaseException:
         traceback.print_exc()
     return _exit(status)
@@ -252,9 +401,10 @@ def _receive(conn: socket.socket) -> tuple[list[int], Any, bytes]:
 
 
 def _run(request: Any, fds: list[int], conn: socket.socket, monitor: int) -> NoReturn:
-    """In the server's process: take on the launcher's descriptors, environment, cwd, umask
-    and argv, and run its script as ``__main__``."""
+    """In the process: take on the launcher's descriptors, environment, cwd, umask and argv,
+    and run its script (or ``-m`` module) as ``__main__``."""
     import ctypes
+    import runpy
     import signal
     import traceback
 
@@ -264,7 +414,7 @@ def _run(request: Any, fds: list[int], conn: socket.socket, monitor: int) -> NoR
         libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: the monitor's end is its own
         if os.getppid() != monitor:  # the monitor ended before that was set
             return _exit(1)
-        os.setsid()  # its own group, as the SDK starts a server; the monitor signals the group
+        os.setsid()  # its own group (as the SDK starts a server), which the monitor can end
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         conn.close()
         script, args, env, cwd, targets, umask = request
@@ -273,9 +423,14 @@ def _run(request: Any, fds: list[int], conn: socket.socket, monitor: int) -> NoR
         os.chdir(cwd)
         os.environ.clear()
         os.environ.update(env)
-        sys.argv = [script, *args]
-        sys.path.insert(0, os.path.dirname(os.path.abspath(script)))  # -P kept tests/ out
-        status = _main(script)
+        if script == "-m":  # as `python -m` finds it: in the working directory first
+            sys.argv = [script, *args[1:]]
+            sys.path.insert(0, os.getcwd())
+            status = _main(lambda: runpy.run_module(args[0], run_name="__main__", alter_sys=True))
+        else:
+            sys.argv = [script, *args]
+            sys.path.insert(0, os.path.dirname(os.path.abspath(script)))  # -P kept tests/ out
+            status = _main(lambda: runpy.run_path(script, run_name="__main__"))
     except BaseException:
         traceback.print_exc()
     finally:
@@ -306,20 +461,50 @@ def _take(fds: list[int], targets: list[int]) -> None:
                 os.close(int(name))
             except OSError:
                 pass  # the descriptor of the listing itself, closed by then
+    _standard_streams(keep)
+
+
+def _standard_streams(keep: set[int]) -> None:
+    """``sys.stdin``, ``sys.stdout`` and ``sys.stderr`` made anew on the descriptors taken, as
+    Python makes them at its start: buffered ones line-buffered on a terminal (stderr always),
+    with the fork server's buffering, encoding and errors (its environment's, which a warm
+    run's shares); ``None`` where the launcher had the descriptor closed."""
+    import io
+
     for number, name in enumerate(("stdin", "stdout", "stderr")):
-        if number not in keep:  # as Python starts with a closed standard stream
-            setattr(sys, name, None)
+        was = getattr(sys, f"__{name}__")
+        stream = None
+        if number in keep and was is not None:
+            raw = io.FileIO(number, "rb" if number == 0 else "wb", closefd=False)
+            unbuffered = isinstance(was.buffer, io.FileIO)  # -u, PYTHONUNBUFFERED
+            if unbuffered:
+                buffered: Any = raw
+            elif number == 0:
+                buffered = io.BufferedReader(raw)
+            else:
+                buffered = io.BufferedWriter(raw)
+            stream = io.TextIOWrapper(
+                buffered,
+                encoding=was.encoding,
+                errors=was.errors,
+                newline="\n",
+                line_buffering=not unbuffered and (number == 2 or raw.isatty()),
+                write_through=was.write_through,
+            )
+            stream.mode = "r" if number == 0 else "w"  # type: ignore[misc]  # as Python's
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
 
 
-def _main(script: str) -> int:
-    """Run ``script`` as ``python script`` would, through the interpreter's exit steps."""
+def _main(run: Callable[[], object]) -> int:
+    """Run ``run`` (the script or module as ``__main__``) as ``python`` would, through the
+    interpreter's exit steps."""
     import atexit
-    import runpy
     import signal
 
     interrupted = False
     try:
-        runpy.run_path(script, run_name="__main__")
+        run()
         status = 0
     except SystemExit as exc:
         status = _status_of(exc.code)
@@ -348,4 +533,4 @@ def _status_of(code: object) -> int:
 
 
 if __name__ == "__main__":
-    _serve(socket.socket(fileno=int(sys.argv[1])))
+    _serve(socket.socket(fileno=int(sys.argv[1])), sys.argv[2])

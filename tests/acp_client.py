@@ -26,6 +26,7 @@ from acp.schema import (
 )
 from cli_support import seed_caches
 from markdown_it import MarkdownIt
+from warm_servers import vis_command
 
 
 @dataclass
@@ -127,21 +128,25 @@ async def vis_acp(
     home: Path,
     script: Path | None = None,
     *extra: str,
+    cold: bool = False,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """``vis acp`` in ``cwd`` with ``VIS_HOME=home`` on the scripted provider (no model
-    without ``script``), ``extra`` after its arguments."""
+    without ``script``), ``extra`` after its arguments. Started warm
+    (``warm_servers.vis_command``), or as a fresh ``python -m vis_core.cli`` when ``cold``."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["VIS_HOME"] = str(home)
     env.pop("VIS_MODEL", None)
     seed_caches(home)
-    args = ["-m", "vis_core.cli", "acp"]
+    args = ["acp"]
     if script is not None:
         args += ["--provider", "scripted", "--script", str(script)]
     args += extra
+    cold_command = [sys.executable, "-m", "vis_core.cli", *args]
+    program, *argv = cold_command if cold else vis_command(*args, env=env)
     async with spawn_agent_process(
         cast(Any, client),
-        sys.executable,
-        *args,
+        program,
+        *argv,
         env=env,
         cwd=cwd,
         # the library's 2 s, then terminate(), raises if vis exits just after them (a loaded CI)

@@ -21,7 +21,8 @@ async def test_a_session_ends_with_the_dataclass_code_saved_for_the_next_start(
     code.unlink(missing_ok=True)  # the run's shared copy: none
     s = script(tmp_path, [{"text": "Hello."}])
     client = EditorClient()
-    async with vis_acp(client, workspace, vis_home, s) as (conn, process):
+    # cold: a warm server's classes were defined by the fork server's imports, not by it
+    async with vis_acp(client, workspace, vis_home, s, cold=True) as (conn, process):
         await conn.initialize(protocol_version=PROTOCOL_VERSION)
         new = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         ended = await conn.prompt(session_id=new.session_id, prompt=[text_block("hi")])

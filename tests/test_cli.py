@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from cli_support import script, vis
+from warm_servers import vis_command
 
 from vis_core import __version__
 
@@ -155,7 +156,7 @@ def _to_a_reader_gone(workspace: Path, vis_home: Path, *args: str) -> subprocess
     env["VIS_HOME"] = str(vis_home)
     try:
         return subprocess.run(
-            [sys.executable, "-m", "vis_core.cli", *args],
+            [*vis_command(env=env), *args],
             cwd=workspace, env=env, stdout=write_end, stderr=subprocess.PIPE, text=True,
             timeout=120,
         )  # fmt: skip

@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import yaml
+from warm_servers import vis_command
 
 TICKS = 'import time\nfor i in range(60):\n    print("tick", i, flush=True); time.sleep(0.5)'
 
@@ -30,7 +30,7 @@ def _run_until_killed(
     path = workspace.parent / "script.json"
     path.write_text(json.dumps(script))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "vis_core.cli", "run", "--json", "--provider", "scripted"]
+        [*vis_command(env=_env(vis_home)), "run", "--json", "--provider", "scripted"]
         + ["--script", str(path), "crash me"],
         cwd=workspace,
         env=_env(vis_home),
@@ -55,7 +55,7 @@ def _run_until_killed(
 
 def _export(workspace: Path, vis_home: Path) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "vis_core.cli", "export"],
+        vis_command("export", env=_env(vis_home)),
         cwd=workspace,
         env=_env(vis_home),
         capture_output=True,

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from cli_support import script as _script
 from cli_support import vis as _vis
+from warm_servers import vis_command
 
 OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07"
 HOSTILE = OSC52 + "\x1b]0;owned\x07\x1b[2J\x9b2J"
@@ -130,7 +130,7 @@ def test_empty_vis_home_uses_the_platform_folders(workspace: Path, tmp_path: Pat
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(env_home, VIS_HOME="")
     done = subprocess.run(
-        [sys.executable, "-m", "vis_core.cli", "doctor"],
+        vis_command("doctor", env=env),
         cwd=workspace,
         env=env,
         capture_output=True,

@@ -7,6 +7,8 @@ import os
 import textwrap
 from pathlib import Path
 
+from warm_servers import vis_command
+
 from vis_core.extension_host.doctor import describe
 from vis_core.extension_host.environment import extension_environment
 from vis_core.extension_host.loaded import ExtensionStatus
@@ -140,13 +142,12 @@ async def test_the_load_time_limit_is_a_setting_and_the_session_goes_on(
 
 def test_doctor_names_each_faulty_file_and_its_cause(workspace: Path, vis_home: Path) -> None:
     import subprocess
-    import sys
 
     folder = vis_home / "extensions"
     _write(folder, "exits", "import sys\nsys.exit(3)\n")
     _write(folder, "hard_exit", "import os\nos._exit(7)\n")
     result = subprocess.run(
-        [sys.executable, "-m", "vis_core.cli", "doctor"],
+        vis_command("doctor"),
         cwd=workspace,
         capture_output=True,
         text=True,

@@ -7,7 +7,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 import httpx2
 import pytest
+from warm_servers import vis_command
 
 from vis_core.cli import main
 from vis_core.mcp.client import ConnectionLost, ServerConnection, State
@@ -49,7 +49,7 @@ def _stats(base: str) -> dict[str, Any]:
 def _login(workspace: Path, name: str = "locked") -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")} | NO_BROWSER
     return subprocess.Popen(
-        [sys.executable, "-m", "vis_core.cli", "mcp", "login", name],
+        vis_command("mcp", "login", name, env=env),
         cwd=workspace,
         env=env,
         stdin=subprocess.PIPE,

@@ -7,11 +7,11 @@ import ast
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
+from warm_servers import vis_command
 
 from .conftest import http_entry, stdio_entry, write_config
 from .test_run import _of, _run_here
@@ -52,7 +52,7 @@ def _run_more(home: Path, workspace: Path, script: list[dict[str, Any]], *args: 
     path = workspace / "script.yaml"
     path.write_text(yaml.safe_dump(script), encoding="utf-8")
     done = subprocess.run(
-        [sys.executable, "-m", "vis_core.cli", "run", "--provider", "scripted", "--script",
+        [*vis_command(), "run", "--provider", "scripted", "--script",
          str(path), "--json", *args, "go"],
         cwd=workspace, env={**os.environ, "VIS_HOME": str(home)}, capture_output=True,
         text=True, timeout=300,

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from warm_servers import command
+from warm_servers import command, vis_command
 
 from .conftest import http_entry, stdio_entry, write_config
 
@@ -90,7 +90,7 @@ def _vis_run(
     path = workspace / "script.yaml"
     path.write_text(yaml.safe_dump(script), encoding="utf-8")
     return subprocess.run(
-        [sys.executable, "-m", "vis_core.cli", "run", "--provider", "scripted", "--script",
+        [*vis_command(), "run", "--provider", "scripted", "--script",
          str(path), *flags, "go"],
         cwd=workspace, env={**os.environ, "VIS_HOME": str(home)}, capture_output=True,
         text=True, timeout=300,

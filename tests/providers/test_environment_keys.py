@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from cli_support import script, vis
+from warm_servers import vis_command
 
 from vis_core.mcp.values import expand_map, expanded_keys
 from vis_core.settings.redact import Redactor
@@ -40,7 +40,7 @@ def _vis_run(
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(VIS_HOME=str(home), OPENAI_API_KEY=KEY, MY_ENDPOINT_CRED=OTHER)
     return subprocess.run(
-        [sys.executable, "-m", "vis_core.cli", "run", *args, "--model", model, "show me"],
+        [*vis_command(env=env), "run", *args, "--model", model, "show me"],
         cwd=workspace,
         env=env,
         capture_output=True,

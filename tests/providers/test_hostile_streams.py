@@ -11,11 +11,11 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from warm_servers import vis_command
 
 from vis_core.events import AssistantThinking, BlockFinished, UsageReported
 from vis_core.host import Host, HostOptions
@@ -52,7 +52,7 @@ def vis_run(home: Path, workspace: Path, *args: str, **kw: Any) -> subprocess.Po
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["VIS_HOME"] = str(home)
     return subprocess.Popen(
-        [sys.executable, "-m", "vis_core.cli", "run", "--json", "--model", "local/m", *args],
+        [*vis_command(env=env), "run", "--json", "--model", "local/m", *args],
         cwd=workspace,
         env=env,
         stdout=subprocess.PIPE,
@@ -279,7 +279,7 @@ def test_a_lone_surrogate_keeps_the_answer(vis_home: Path, workspace: Path) -> N
             env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
             env["VIS_HOME"] = str(vis_home)
             done = subprocess.run(
-                [sys.executable, "-m", "vis_core.cli", "run", *args, "--model", "local/m", "hi"],
+                [*vis_command(env=env), "run", *args, "--model", "local/m", "hi"],
                 cwd=workspace,
                 env=env,
                 capture_output=True,

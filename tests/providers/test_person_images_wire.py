@@ -7,12 +7,12 @@ from __future__ import annotations
 import base64
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from image_files import png
+from warm_servers import vis_command
 
 from vis_core.host import Host, HostOptions
 from vis_core.model.turn import TurnStatus
@@ -77,7 +77,7 @@ def vis_run(home: Path, workspace: Path, request: str) -> subprocess.CompletedPr
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(VIS_HOME=str(home), WIRE_KEY="k")
     return subprocess.run(
-        [sys.executable, "-m", "vis_core.cli", "run", "--model", "wire/local-model", request],
+        [*vis_command(env=env), "run", "--model", "wire/local-model", request],
         cwd=workspace,
         env=env,
         capture_output=True,

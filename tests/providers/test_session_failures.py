@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from warm_servers import vis_command
 
 from vis_core.events import (
     AssistantMessage,
@@ -178,7 +178,7 @@ def test_vis_run_exits_1_and_says_so_when_the_answer_was_cut(
     configure(vis_home, wire_server)
     wire_server.reply(openai_reply("Half an ans", finish_reason="length"))
     done = subprocess.run(
-        [sys.executable, "-m", "vis_core.cli", "run", "--model", "wire/test-model", "go"],
+        [*vis_command(), "run", "--model", "wire/test-model", "go"],
         cwd=workspace, env={**os.environ, "VIS_HOME": str(vis_home)},
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip

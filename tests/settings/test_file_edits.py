@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from warm_servers import vis_command
 
 from vis_core.settings.storage import GlobalFile, ProjectFiles, SettingsFileError
 
@@ -24,7 +24,7 @@ def test_vis_settings_set_keeps_comments_and_formatting(workspace: Path, vis_hom
     (vis_home / "config.toml").write_text(CONFIG)
     env = {**os.environ, "VIS_HOME": str(vis_home)}
     done = subprocess.run(
-        [sys.executable, "-m", "vis_core.cli", "settings", "set", "jail", "true"],
+        [*vis_command(env=env), "settings", "set", "jail", "true"],
         cwd=workspace,
         env=env,
         capture_output=True,

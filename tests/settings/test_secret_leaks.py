@@ -6,8 +6,9 @@ import json
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
+
+from warm_servers import vis_command
 
 from .support import open_host, user_extensions
 
@@ -68,7 +69,7 @@ def test_vis_run_json_stream_is_redacted(workspace: Path, vis_home: Path, tmp_pa
     env["VIS_HOME"] = str(vis_home)
     for args in (["--json"], []):
         done = subprocess.run(
-            [sys.executable, "-m", "vis_core.cli", "run", *args, "--provider", "scripted"]
+            [*vis_command(env=env), "run", *args, "--provider", "scripted"]
             + ["--script", str(script), f"say {PLAIN_SECRET}"],
             cwd=workspace,
             env=env,

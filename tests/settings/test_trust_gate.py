@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from cli_support import script as _script
 from cli_support import vis as _vis
+from warm_servers import vis_command
 
 from vis_core.model.turn import TurnStatus
 from vis_core.paths import TrustStore, VisPaths
@@ -188,7 +188,7 @@ def test_a_value_vis_cannot_read_stops_the_run_from_every_source(
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(VIS_HOME=str(vis_home), VIS_MODEL="bad model")
     done = subprocess.run(
-        [sys.executable, "-m", "vis_core.cli", "run", "go"],
+        vis_command("run", "go", env=env),
         cwd=workspace,
         env=env,
         capture_output=True,

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from warm_servers import vis_command
 
 from vis_tui.app import VisApp
 
@@ -22,7 +23,7 @@ def _killed_mid_block(workspace: Path) -> None:
     script.write_text(json.dumps([{"code": TICKS}, {"text": "never"}]))
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "vis_core.cli", "run", "--json", "--provider", "scripted"]
+        [*vis_command(env=env), "run", "--json", "--provider", "scripted"]
         + ["--script", str(script), "crash me"],
         cwd=workspace,
         env=env,

@@ -14,11 +14,13 @@ kernel kills the process (``PR_SET_PDEATHSIG``); when the worker ends or dies, t
 ends its monitors. The servers themselves are the SDK-built scripts, unchanged.
 
 A warm process differs from a cold one only where the process itself is the subject: its
-``/proc`` command line and parent are the fork server's and monitor's, and its modules were
-imported before its environment was known. So the fork servers import with an environment
-holding none of the test's values, and the tests of startup, isolation, process trees and
-terminals run ``vis`` cold. A ``vis`` whose environment sets what the interpreter reads at
-its start (``PYTHON*``, the locale) otherwise than the fork server's runs cold too.
+``/proc`` command line and parent are the fork server's and monitor's, its session (no
+controlling terminal), process group and resource limits its own or the fork server's, its
+interpreter's start (flags, hash seed) the fork server's, and its modules were imported
+before its environment was known. So the fork servers import with an environment holding
+none of the test's values, and the tests of startup, isolation, process trees and terminals
+run ``vis`` cold. A ``vis`` whose environment sets what the interpreter reads at its start
+(``PYTHON*``, the locale) otherwise than the fork server's runs cold too.
 
 Run as a script, this file is the fork server: ``python -P warm_servers.py FD KIND`` (a
 listening Unix socket; ``servers`` or ``vis``), ending when its stdin (a pipe from the worker)

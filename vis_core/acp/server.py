@@ -6,7 +6,10 @@ import argparse
 import asyncio
 import logging
 import os
+import selectors
+import stat
 import sys
+import threading
 from typing import Any, cast
 
 from vis_core.frontend import HostOptions, exit_now
@@ -26,6 +29,56 @@ def claim_stdio() -> tuple[int, int]:
     os.close(null)
     os.dup2(2, 1)
     return protocol_in, protocol_out
+
+
+def _pollable(fd: int, event: int) -> bool:
+    """Whether the loop can wait on ``fd`` (a pipe, a socket, a terminal): not a regular
+    file, and not a device the kernel will not poll (``/dev/null``)."""
+    mode = os.fstat(fd).st_mode
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)):
+        return False
+    with selectors.DefaultSelector() as selector:
+        try:
+            selector.register(fd, event)
+        except OSError:
+            return False
+    return True
+
+
+def _copying(source: int, target: int, name: str) -> threading.Thread:
+    """A thread that copies ``source`` to ``target`` until the end of ``source``, then closes
+    both: what stands between a file and the loop, which waits on pipes only."""
+
+    def copy() -> None:
+        try:
+            while chunk := os.read(source, 1 << 16):
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(target, view) :]
+        except OSError:
+            pass  # the other end is gone: so is the protocol
+        finally:
+            os.close(source)
+            os.close(target)
+
+    thread = threading.Thread(target=copy, name=name, daemon=True)
+    thread.start()
+    return thread
+
+
+def pipe_ends(fd_in: int, fd_out: int) -> tuple[int, int, threading.Thread | None]:
+    """``fd_in`` and ``fd_out`` as ends the loop can wait on: a file or ``/dev/null`` given
+    as stdin (requests replayed from a file) or stdout (answers kept in one) is copied
+    through a pipe by a thread. The thread copying the answers out is returned, to be waited
+    for once the protocol's writer is closed."""
+    if not _pollable(fd_in, selectors.EVENT_READ):
+        read, write = os.pipe()
+        _copying(fd_in, write, "vis-acp-input")
+        fd_in = read
+    if _pollable(fd_out, selectors.EVENT_WRITE):
+        return fd_in, fd_out, None
+    read, write = os.pipe()
+    return fd_in, write, _copying(read, fd_out, "vis-acp-output")
 
 
 async def _streams(fd_in: int, fd_out: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -58,11 +111,25 @@ async def serve(options: HostOptions, fd_in: int, fd_out: int) -> None:
             await asyncio.wait_for(agent.close(), CLOSE_SECONDS)
         except TimeoutError:
             print(f"vis acp: closing took longer than {CLOSE_SECONDS} s; stopped", file=sys.stderr)
+        await _flushed(writer)
+
+
+async def _flushed(writer: asyncio.StreamWriter) -> None:
+    """Until what was written has left the loop's buffer (at most ``CLOSE_SECONDS``), then
+    the protocol's end is closed: the process ends right after, and the client (or the file
+    answers are copied to) gets every answer."""
+    transport = writer.transport
+    for _ in range(int(CLOSE_SECONDS / 0.01)):
+        if not transport.get_write_buffer_size():
+            break
+        await asyncio.sleep(0.01)
+    transport.close()
+    await asyncio.sleep(0)  # the transport closes its end on the loop's next round
 
 
 def run_acp(args: argparse.Namespace, workspace: Any) -> int:
     """Serve ACP until the client closes stdin; exit 0."""
-    fd_in, fd_out = claim_stdio()
+    fd_in, fd_out, copying_out = pipe_ends(*claim_stdio())
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     options = HostOptions.from_args(args, workspace, Channel.ACP)
     loop = asyncio.new_event_loop()
@@ -72,4 +139,6 @@ def run_acp(args: argparse.Namespace, workspace: Any) -> int:
         return exit_now(130)
     finally:
         loop.close()
+    if copying_out is not None:
+        copying_out.join()
     return exit_now(0)

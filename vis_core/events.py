@@ -339,6 +339,35 @@ class BackgroundCommandEnded(Event):
 
 
 @dataclass(frozen=True)
+class BackgroundFilesChanged(Event):
+    """Files changed in the workspace after a turn's last block listed them, while commands
+    the session's blocks left running (``commands``) ran: Vis cannot tell their changes from
+    the person's, so each one seen then is listed here, with its diff, and ``/undo`` of
+    turn ``undo_with`` (the last turn that ran a block before them) takes them back.
+
+    Told when such a command ends between turns, when the turn ends, when the next turn
+    takes its checkpoint (``turn_id``: that turn's; empty: between turns) and as the session
+    closes (its commands stopped)."""
+
+    turn_id: str = ""
+    undo_with: int = 0  # the position of the turn whose /undo takes them back (0: none)
+    commands: tuple[str, ...] = ()
+    files: tuple[FileChange, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "commands", tuple(self.commands))  # a list, read back
+
+    def text(self) -> str:
+        ran = ", ".join(repr(one_line(command, 100)) for command in self.commands)
+        changed = ", ".join(f"{change.path} ({change.kind.value})" for change in self.files)
+        return (
+            f"[Vis: while the background command{'s' if len(self.commands) > 1 else ''} "
+            f"{ran} ran, after the last block's listing, these files changed (the person's "
+            f"editor may have changed some): {changed}. The person was shown each diff.]"
+        )
+
+
+@dataclass(frozen=True)
 class ContextNote(Event):
     """A note Vis adds to the model's next request: the context budget's hint from 90 %
     (``topic`` ``utilization``, until the next fold), the MCP servers section when it changed

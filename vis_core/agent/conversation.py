@@ -21,6 +21,7 @@ from vis_core.events import (
     AssistantMessage,
     AssistantThinking,
     BackgroundCommandEnded,
+    BackgroundFilesChanged,
     BlockFinished,
     ContextNote,
     Event,
@@ -214,7 +215,9 @@ class ConversationBuilder:
             self._loaded[attachment_id] = load(attachment_id) if load is not None else None
         return self._loaded[attachment_id]
 
-    def _on_BackgroundCommandEnded(self, event: BackgroundCommandEnded) -> None:
+    def _on_BackgroundCommandEnded(
+        self, event: BackgroundCommandEnded | BackgroundFilesChanged
+    ) -> None:
         """A turn's next request carries it; one told between turns (no turn) goes with the
         next turn's request, before the person's words, as it happened before them."""
         if event.turn_id:
@@ -414,6 +417,7 @@ _HANDLERS: dict[type[Event], Callable[[ConversationBuilder, Any], None]] = {
     UserContext: ConversationBuilder._on_UserContext,
     ImageAttached: ConversationBuilder._on_ImageAttached,
     BackgroundCommandEnded: ConversationBuilder._on_BackgroundCommandEnded,
+    BackgroundFilesChanged: ConversationBuilder._on_BackgroundCommandEnded,  # told alike
     ContextNote: ConversationBuilder._on_ContextNote,
     FoldCreated: ConversationBuilder._on_FoldCreated,
     AssistantMessage: ConversationBuilder._on_AssistantMessage,

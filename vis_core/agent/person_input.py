@@ -72,6 +72,8 @@ async def undo(
         raise RuntimeError("a turn is running; press Esc to stop it, then /undo")
     if session.checkpoints is None:
         raise LookupError("this session keeps no checkpoints")
+    if session.background_files is not None:  # what its commands changed is undone too
+        await session.background_files.list(end=True)
     report = await asyncio.to_thread(session.checkpoints.restore, steps)
     turns = ", ".join(str(n) for n in report.turns)
     lines = [f"[Vis: the person undid the file changes of turn {turns}]"]

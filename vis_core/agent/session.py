@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from vis_core.agent.background_files import BackgroundFiles
 from vis_core.agent.conversation import (
     CHILD_PURPOSE,
     CONVERSATION_EVENTS,
@@ -164,7 +165,12 @@ class AgentSession:
         self.tool_context = deps.tool_context  # its built-in tools' ToolContext
         self.on_thinking: Callable[[str], None] | None = None  # reasoning as it streams (vis acp)
         self._file_watch: FileWatch | None = None  # what each block of a turn changed
-        self._listing_holds = True  # no command ran when the last block's files were listed
+        self._ran_at_listing: list[str] = []  # the commands running at the last block's listing
+        self.background_files = (  # what its commands change after a turn's last block
+            None
+            if self.checkpoints is None or self.tool_context is None
+            else BackgroundFiles(session_id, self.checkpoints, self.tool_context, self.emit)
+        )
         self._told_too_big = False  # that the workspace is too big to follow (said once)
         self.sandbox = deps.sandbox
         self._printed = PrintedOutput(self.sandbox, self.emit)  # what the running block printed
@@ -783,17 +789,32 @@ class AgentSession:
         return iteration_id
 
     async def _settle_checkpoint(self, turn_id: str) -> None:
-        if self.checkpoints is not None:
-            # its last block's listing spares listing the files again, if no command ran then
-            watch = self._file_watch if self._listing_holds else None
-            seen = watch.seen if watch is not None and watch.turn_id == turn_id else None
-            try:
-                await asyncio.to_thread(self.checkpoints.drop_if_unchanged, turn_id, seen)
-            except OSError as exc:
-                log.warning("checkpoint of turn %s not checked: %s", turn_id, exc)
+        if self.checkpoints is None:
+            return
+        watch = self._file_watch
+        own = watch if watch is not None and watch.turn_id == turn_id else None
+        keep = False  # a command it left running may change files yet: its checkpoint stays
+        if self.background_files is not None and own is not None:
+            keep = self.background_files.follow(own, self.turn_count, self._ran_at_listing)
+        elif self.background_files is not None:
+            self.background_files.keep_following()
+        # its last block's listing spares listing the files again, if no command ran then
+        seen = own.seen if own is not None and not self._ran_at_listing else None
+        try:
+            await asyncio.to_thread(self.checkpoints.drop_if_unchanged, turn_id, seen, keep=keep)
+        except OSError as exc:
+            log.warning("checkpoint of turn %s not checked: %s", turn_id, exc)
+
+    async def list_background_files(self) -> None:
+        """Between turns: what the session's commands changed since the last listing."""
+        if self.background_files is not None:
+            await self.background_files.list()
 
     async def checkpoint(self, turn_id: str) -> None:
-        """Record the workspace before the turn's first block, tool call or command."""
+        """Record the workspace before the turn's first block, tool call or command (what
+        the session's commands changed since an earlier turn's last block is told first)."""
+        if self.background_files is not None and self.background_files.following:
+            await self.background_files.list(turn_id)
         if self.checkpoints is not None:
             try:
                 await asyncio.to_thread(self.checkpoints.take, turn_id, self.turn_count)
@@ -829,7 +850,8 @@ class AgentSession:
         if watch is None:
             return ()
         # a command running now may change files after this listing: the turn's end lists again
-        self._listing_holds = self.tool_context is None or not self.tool_context.commands_alive()
+        ran = [] if self.tool_context is None else self.tool_context.running_commands()
+        self._ran_at_listing = ran
         try:
             return await asyncio.to_thread(watch.finish)
         except OSError as exc:
@@ -934,6 +956,10 @@ class AgentSession:
             except BaseException:  # closing: the turn already reported its end
                 pass
         await self.invoker.settle()  # the ends of quick calls still being recorded
+        if self.background_files is not None and self.background_files.following:
+            assert self.tool_context is not None
+            await self.tool_context.stop_commands()  # what they changed until now is told
+            await self.background_files.list(end=True)
         await self.events.close()  # an Activity started outside a turn (vis.sessions changes)
         await self.sandbox.close()
         aclose = getattr(self.model.provider, "aclose", None)

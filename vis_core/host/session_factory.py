@@ -23,6 +23,8 @@ from vis_core.drafts.session import Roots, SessionDrafts
 from vis_core.drafts.tools import draft_tools
 from vis_core.events import (
     ActivityEnded,
+    BackgroundCommandEnded,
+    BackgroundFilesChanged,
     BlockFinished,
     Event,
     Notification,
@@ -253,11 +255,24 @@ class SessionFactory:
         follow_drafts(drafts, kit, tool_context, invoker, sandbox, checkpoints, session)
         bus.subscribe(leave_running(tool_context.shells, watches), kinds=(BlockFinished,))
         bus.subscribe(end_strays(sandbox), kinds=(TurnEnded,))
-        exits = follow_exits(tool_context.shells, session_id, bus.emit, watches, bus.flush)
+        exits = follow_exits(
+            tool_context.shells,
+            session_id,
+            bus.emit,
+            watches,
+            bus.flush,
+            listed=session.list_background_files,
+        )
         bus.subscribe(exits, early=True, kinds=(*ACTIVITY_KINDS, TurnStarted, TurnEnded))
         bus.subscribe(
             control_file_watch(session_id, self.workspace, bus, watches),
-            kinds=(ActivityEnded, BlockFinished, TurnEnded),
+            kinds=(
+                ActivityEnded,
+                BlockFinished,
+                TurnEnded,
+                BackgroundCommandEnded,
+                BackgroundFilesChanged,
+            ),
         )
         bus.subscribe(draft_git_watch(session_id, drafts, bus, watches), kinds=(BlockFinished,))
         return session

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from vis_core.drafts.guarded import control_warning
 from vis_core.events import (
     ActivityEnded,
+    BackgroundCommandEnded,
+    BackgroundFilesChanged,
     BlockFinished,
     DraftChanged,
     Event,
@@ -68,8 +70,9 @@ def after_git_look(
 def control_file_watch(
     session_id: str, workspace: Workspace, bus: EventBus, tasks: set[asyncio.Task[Any]]
 ) -> Callable[[Event], None]:
-    """After each block and turn, and after tool calls at most every
-    ``CONTROL_CHECK_SECONDS``, tell the person once when the trusted project's control files
+    """After each block and turn, when a command left running ended or changed files (its
+    end report), and after tool calls at most every ``CONTROL_CHECK_SECONDS``, tell the
+    person once when the trusted project's control files
     changed (the project needs `vis trust` again at the next start) or a new one (a ``.git``
     in a subfolder too) appeared. Checking hashes every control file and looks in up to
     2,000 folders: after each of a thousand calls of one block it would cost more than they
@@ -92,7 +95,9 @@ def control_file_watch(
         if isinstance(event, ActivityEnded):
             if time.monotonic() < next_check:
                 return  # checked a moment ago; the block's end checks again
-        elif not isinstance(event, BlockFinished | TurnEnded):
+        elif not isinstance(
+            event, BlockFinished | TurnEnded | BackgroundCommandEnded | BackgroundFilesChanged
+        ):
             return
         next_check = time.monotonic() + CONTROL_CHECK_SECONDS
         again = True

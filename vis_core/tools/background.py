@@ -61,6 +61,7 @@ def follow_exits(
     emit: Callable[[Event], Awaitable[None]],
     tasks: set[asyncio.Task[Any]],
     flush: Callable[[], None] = lambda: None,
+    listed: Callable[[], Awaitable[None]] | None = None,
 ) -> Callable[[Event], None]:
     """A session watcher (``early``: it knows whether a turn runs as the turn's events are
     emitted) for the commands the session's blocks left running.
@@ -74,6 +75,8 @@ def follow_exits(
     last request) is reported at once when no turn runs, without a turn (``turn_id`` empty):
     the person sees it after the turns, and the model reads it with the next turn's request.
     ``tasks``: the session's, which keep the reports made as a turn ends until they are told.
+    ``listed``: lists the files the session's commands changed since the last listing, after
+    the reports told between turns (as the turn ends too: what they changed meanwhile).
     """
     newest: dict[tuple[str, str | None], ActivityRecord] = {}  # by handle and turn
     turn_running = False
@@ -84,7 +87,7 @@ def follow_exits(
             turn_running = True
         elif isinstance(event, TurnEnded):
             turn_running = False
-            keep(tasks, asyncio.ensure_future(report_between_turns()))
+            keep(tasks, asyncio.ensure_future(after_turns()))
         elif isinstance(event, ActivityStarted | ActivityUpdated | ActivityEnded):
             record = event.activity
             if record is not None and record.handle_id in shells.handles:
@@ -101,10 +104,15 @@ def follow_exits(
             handle.seen = True
             await emit(report_of(handle, session_id, ""))
 
+    async def after_turns() -> None:
+        await report_between_turns()
+        if listed is not None and not turn_running and not shells.closing:
+            await listed()
+
     async def exited(handle: ShellHandle) -> None:
         for key in [key for key in newest if key[0] == handle.id]:
             await redraw(handle, key)
-        await report_between_turns()
+        await after_turns()
 
     async def redraw(handle: ShellHandle, key: tuple[str, str | None]) -> None:
         record = newest[key]

@@ -537,12 +537,16 @@ class Checkpoints:
         files = file_states(self.scan(turn=turn))
         return Listed(files, dict(self.links))
 
-    def drop_if_unchanged(self, turn_id: str, seen: Listed | None = None) -> bool:
+    def drop_if_unchanged(
+        self, turn_id: str, seen: Listed | None = None, *, keep: bool = False
+    ) -> bool:
         """At the end of ``turn_id``: forget its checkpoint when no file or link changed
         (same files, sizes, times, modes and inodes; same links and targets), so ``/undo``
         reaches the last turn that changed something and a turn that changed nothing takes no
         older checkpoint's place; else the oldest past ``KEEP`` go. ``seen``: a listing made
-        after the turn's last action (its last block's), else the workspace is listed now."""
+        after the turn's last action (its last block's), else the workspace is listed now.
+        ``keep``: a command the turn left running may change files yet, which ``/undo`` of
+        the turn takes back: the checkpoint stays (this is asked again once it ended)."""
         last = self._last
         if last is None or last.turn_id != turn_id:
             return False  # no checkpoint of this turn: nothing to read
@@ -551,7 +555,7 @@ class Checkpoints:
         links = last.links  # None: not recorded, so not compared
         if links is not None and not self.records(now.links):
             links = None  # past the budget at the end: this turn's links are not undone
-        if now.files != before or (links is not None and now.links != links):
+        if keep or now.files != before or (links is not None and now.links != links):
             left = {
                 rel: list(now.files[rel]) if rel in now.files else None
                 for rel in before.keys() | now.files.keys()

@@ -118,6 +118,14 @@ class ToolContext:
         """Whether a command of the session, or something one left running, still runs."""
         return any(handle.alive for handle in self.shells.handles.values())
 
+    def running_commands(self) -> list[str]:
+        """The commands of the session that still run (what ``commands_alive`` counts)."""
+        return [handle.command for handle in self.shells.handles.values() if handle.alive]
+
+    async def stop_commands(self) -> None:
+        """Stop every command of the session now (it closes: what they changed is listed)."""
+        await self.shells.close_all()
+
     def in_background(self) -> int:
         """How many commands an ended block left running still run."""
         return len(self.shells.left_running())

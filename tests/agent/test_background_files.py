@@ -1,0 +1,120 @@
+"""What a command left running changes after its turn is listed with its diff, and /undo of
+the turn that started it takes it back (vis_core/agent/background_files.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import yaml
+
+from vis_core.agent.person_input import undo
+from vis_core.events import BackgroundCommandEnded, BackgroundFilesChanged, BlockFinished, Event
+from vis_core.host import Host, HostOptions
+from vis_core.model.block import FileChangeKind
+
+# ``: > done`` last: the test waits for it, so the command wrote a.txt before
+EVIL = 'await shell("while [ ! -e go ]; do sleep 0.01; done; echo EVIL >> a.txt")'
+STAYS = 'await shell("echo EVIL >> a.txt; : > done; sleep 600")'  # still runs at the next turn
+
+
+def _script(tmp_path: Path, responses: list[dict[str, str]]) -> Path:
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump(responses), encoding="utf-8")
+    return script
+
+
+async def test_what_a_command_writes_after_its_turn_is_listed_and_undone_with_that_turn(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The command wrote a.txt 'after the turn changed nothing': no listing showed it and
+    /undo could not take it back (the next turn's checkpoint held it as it was then). It is
+    listed with its diff as the command ends, the model reads it with the next request, and
+    /undo of the turn that started it restores a.txt (and removes the file the command waited
+    for, made while it ran)."""
+    (workspace / "a.txt").write_text("good\n")
+    script = _script(tmp_path, [{"code": EVIL}, {"text": "Started."}, {"text": "Fine."}])
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    events: list[Event] = []
+    told = asyncio.Event()
+
+    def watch(event: Event) -> None:
+        events.append(event)
+        if isinstance(event, BackgroundFilesChanged):
+            told.set()
+
+    try:
+        session = await host.new_session()
+        session.subscribe(watch)
+        first = await session.submit("start it")
+        (workspace / "go").touch()
+        await asyncio.wait_for(told.wait(), 30)
+        await session.submit("again")
+        request = session.model.provider.requests[-1]  # type: ignore[union-attr]
+        report = await undo(session)
+    finally:
+        await host.close()
+
+    (changed,) = [e for e in events if isinstance(e, BackgroundFilesChanged)]
+    assert changed.turn_id == "" and changed.undo_with == 1
+    assert changed.commands == (EVIL.split('"')[1],)
+    by_path = {change.path: change for change in changed.files}
+    assert sorted(by_path) == ["a.txt", "go"]
+    assert by_path["a.txt"].kind is FileChangeKind.CHANGED
+    assert "\n good\n+EVIL\n" in by_path["a.txt"].diff and by_path["a.txt"].added == 1
+    kinds = [
+        type(e).__name__ for e in events if isinstance(e, BackgroundCommandEnded | BlockFinished)
+    ]
+    assert kinds == ["BlockFinished", "BackgroundCommandEnded"]
+    assert events.index(changed) > next(
+        i for i, e in enumerate(events) if isinstance(e, BackgroundCommandEnded)
+    )
+    assert changed.text() in request.messages[-1].text
+    assert [e for e in events if isinstance(e, BlockFinished)][0].files == ()
+    assert first.turn_id != ""
+    assert report.turns == (1,) and report.restored == ("a.txt",) and report.removed == ("go",)
+    assert (workspace / "a.txt").read_text() == "good\n"
+
+
+async def test_what_a_running_command_wrote_is_listed_as_the_next_turn_begins(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A command that wrote after its turn and still runs when the next turn starts: its
+    change is listed in that turn before its first block (which is not told it made it), and
+    /undo of both turns restores a.txt; the command stops as the session closes."""
+    (workspace / "a.txt").write_text("good\n")
+    script = _script(
+        tmp_path,
+        [
+            {"code": STAYS},
+            {"text": "Started."},
+            {"code": "open('b.txt', 'w').write('mine')"},
+            {"text": "Wrote b."},
+        ],
+    )
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    events: list[Event] = []
+    try:
+        session = await host.new_session()
+        session.subscribe(events.append)
+        await session.submit("start it")
+        for _ in range(3000):  # until the command wrote (it goes on running)
+            if (workspace / "done").exists():
+                break
+            time.sleep(0.01)
+        second = await session.submit("write b")
+        one = await undo(session)
+        two = await undo(session)
+    finally:
+        await host.close()
+
+    (changed,) = [e for e in events if isinstance(e, BackgroundFilesChanged)]
+    assert changed.turn_id == second.turn_id and changed.undo_with == 1
+    assert sorted(c.path for c in changed.files) == ["a.txt", "done"]
+    blocks = [e for e in events if isinstance(e, BlockFinished)]
+    assert [c.path for c in blocks[1].files] == ["b.txt"]
+    assert events.index(changed) < events.index(blocks[1])
+    assert one.turns == (2,) and one.removed == ("b.txt",)
+    assert two.turns == (1,) and two.restored == ("a.txt",)
+    assert (workspace / "a.txt").read_text() == "good\n"

@@ -1,0 +1,106 @@
+"""What the session's background commands change after a turn's last block listed the files.
+
+A command a block left running may write after its turn ended, or while a later turn runs.
+Vis cannot tell its changes from the person's, so the rule is one of time: the files that
+change after a turn's last block while one of the session's commands runs (it did when the
+last listing was made) are listed again with the same file watch, against that listing, and
+told as :class:`BackgroundFilesChanged`: when the last of them ends between turns (or the
+turn ends), when the next turn takes its checkpoint (before its first block), and as the
+session closes (its commands stopped first). They count as that turn's for ``/undo``: its
+checkpoint stays while they run, and records them. What changes while none runs is the
+person's, left to the next turn's checkpoint as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from vis_core.events import BackgroundFilesChanged, Event
+
+if TYPE_CHECKING:
+    from vis_core.agent.deps import FileWatch, ToolFiles, TurnCheckpoints
+
+log = logging.getLogger(__name__)
+
+
+class BackgroundFiles:
+    """Follows the files after a turn while the session's commands run (one per session)."""
+
+    def __init__(
+        self,
+        session_id: str,
+        checkpoints: TurnCheckpoints,
+        commands: ToolFiles,
+        emit: Callable[[Event], Awaitable[None]],
+    ) -> None:
+        self.session_id = session_id
+        self.checkpoints = checkpoints
+        self.commands = commands
+        self.emit = emit
+        self._watch: FileWatch | None = None  # the last listed turn's, while commands run
+        self._position = 0  # that turn's
+        self._ran: tuple[str, ...] = ()  # the commands that ran since its last listing
+        self._lock = asyncio.Lock()  # one listing at a time: a turn's waits for one between
+
+    def follow(self, watch: FileWatch, position: int, ran: list[str]) -> bool:
+        """At the end of turn ``position``, whose last listing was ``watch``'s: whether the
+        commands that ran at that listing (``ran``) or still run make it go on (then the
+        turn's checkpoint stays until they are listed)."""
+        ran = [*ran, *self.commands.running_commands()]
+        if not ran:
+            return False
+        self._watch, self._position = watch, position
+        self._ran = tuple(dict.fromkeys([*self._ran, *ran]))
+        return True
+
+    def keep_following(self) -> None:
+        """A turn that ran no block ended: the commands running now ran since the listing."""
+        if self._watch is not None:
+            self._ran = tuple(dict.fromkeys([*self._ran, *self.commands.running_commands()]))
+
+    @property
+    def following(self) -> bool:
+        return self._watch is not None
+
+    async def list(self, turn_id: str = "", *, end: bool = False) -> None:
+        """List what changed since the last listing, and tell it (``turn_id``: the turn about
+        to take its checkpoint, which ends the following). Between turns it goes on while a
+        command still runs, unless ``end``: the session closes, or ``/undo`` is about to put
+        files back (what they change after it is not listed: no turn's checkpoint holds
+        the files as /undo leaves them)."""
+        async with self._lock:
+            watch = self._watch
+            if watch is None:
+                return
+            try:
+                files = await asyncio.to_thread(watch.finish)
+            except OSError as exc:
+                log.warning("files changed in the background not read: %s", exc)
+                files = ()
+            running = self.commands.running_commands()
+            ran = tuple(dict.fromkeys([*self._ran, *running]))
+            going_on = bool(running) and not turn_id and not end
+            self._watch = watch if going_on else None
+            self._ran = tuple(running) if going_on else ()
+            undo_with = 0
+            try:
+                await asyncio.to_thread(
+                    self.checkpoints.drop_if_unchanged, watch.turn_id, watch.seen, keep=going_on
+                )
+                if self.checkpoints.last_of(watch.turn_id) is not None:
+                    undo_with = self._position
+            except OSError as exc:
+                log.warning("checkpoint of turn %s not checked: %s", watch.turn_id, exc)
+            if files:
+                await self.emit(
+                    BackgroundFilesChanged(
+                        self.session_id,
+                        turn_id=turn_id,
+                        undo_with=undo_with,
+                        commands=ran,
+                        files=files,
+                    )
+                )

@@ -10,7 +10,13 @@ from pathlib import Path
 import yaml
 
 from vis_core.agent.person_input import undo
-from vis_core.events import BackgroundCommandEnded, BackgroundFilesChanged, BlockFinished, Event
+from vis_core.events import (
+    BackgroundCommandEnded,
+    BackgroundFilesChanged,
+    BlockFinished,
+    Event,
+    Notification,
+)
 from vis_core.host import Host, HostOptions
 from vis_core.model.block import FileChangeKind
 
@@ -118,3 +124,31 @@ async def test_what_a_running_command_wrote_is_listed_as_the_next_turn_begins(
     assert one.turns == (2,) and one.removed == ("b.txt",)
     assert two.turns == (1,) and two.restored == ("a.txt",)
     assert (workspace / "a.txt").read_text() == "good\n"
+
+
+async def test_agent_settings_a_command_makes_after_its_turn_are_told_with_its_end(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A `.claude/` a command made after its turn was told only at the next block, turn end
+    or tool call: another agent could read it first. It is told after the command's end."""
+    made = 'await shell("while [ ! -e go ]; do sleep 0.01; done; mkdir .claude")'
+    script = _script(tmp_path, [{"code": made}, {"text": "Started."}])
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    events: list[Event] = []
+    told = asyncio.Event()
+
+    def watch(event: Event) -> None:
+        events.append(event)
+        if isinstance(event, Notification) and ".claude" in event.text:
+            told.set()
+
+    try:
+        session = await host.new_session()
+        session.subscribe(watch)
+        await session.submit("start it")
+        (workspace / "go").touch()
+        await asyncio.wait_for(told.wait(), 30)
+    finally:
+        await host.close()
+    ended = next(i for i, e in enumerate(events) if isinstance(e, BackgroundCommandEnded))
+    assert any(isinstance(e, Notification) and ".claude" in e.text for e in events[ended:])

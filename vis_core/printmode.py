@@ -21,6 +21,7 @@ from vis_core.events import (
     ActivityStarted,
     AssistantDelta,
     BackgroundCommandEnded,
+    BackgroundFilesChanged,
     BlockFinished,
     CommandNoted,
     ContextNote,
@@ -54,6 +55,7 @@ from vis_core.model.block import (
 )
 from vis_core.model.channel import Channel
 from vis_core.model.lines import on_one_line
+from vis_core.model.notes import background_files_line
 from vis_core.model.turn import BLOCK_CANCELLED, TurnStatus
 from vis_core.model.undo import NOT_KEPT
 from vis_core.system.exiting import exit_now
@@ -308,6 +310,12 @@ class PrintRenderer:
                 f"{plain(one_line(event.command, 100))}[/]",
                 markup=True,
             )
+        elif isinstance(event, BackgroundFilesChanged):
+            self._break_line()
+            self.console.print(f"[dim]{plain(background_files_line(event))}[/]", markup=True)
+            for change in event.files:
+                sign, colour = _CHANGE_MARKS[change.kind]
+                self.console.print(f"  [{colour}]{sign} {plain(change.path)}[/]", markup=True)
         elif isinstance(event, Notification):
             self._break_line_for_stderr()
             text = plain_text(event.text)

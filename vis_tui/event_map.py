@@ -14,6 +14,7 @@ from vis_core.events import (
     AssistantMessage,
     AssistantThinking,
     BackgroundCommandEnded,
+    BackgroundFilesChanged,
     BlockFinished,
     ContextNote,
     DraftChanged,
@@ -31,7 +32,7 @@ from vis_core.events import (
 )
 from vis_core.model.activity import ActivityState
 from vis_core.model.block import PYTHON_EXECUTION
-from vis_core.model.notes import background_line
+from vis_core.model.notes import background_files_line, background_line
 from vis_core.model.notify import NotifyKind
 from vis_core.model.usage import UsagePurpose
 from vis_tui.block_info import BlockInfo
@@ -209,6 +210,19 @@ def _background(target: EventTarget, event: BackgroundCommandEnded) -> None:
         target.transcript.add_after_turns(BackgroundNote(background_line(event)), unprompted=True)
     elif (view := target.transcript.shown_turn(event.turn_id)) is not None:
         view.show_note(background_line(event))
+
+
+@handles(BackgroundFilesChanged)
+def _background_files(target: EventTarget, event: BackgroundFilesChanged) -> None:
+    """Files changed while a command left running ran: its line, the files and their diffs,
+    after the turns (told between them), or in the turn about to take its checkpoint."""
+    from vis_tui.widgets.after_turn import BackgroundFilesNote
+
+    note = BackgroundFilesNote(background_files_line(event), event.files)
+    if not event.turn_id:
+        target.transcript.add_after_turns(note, unprompted=True)
+    elif (view := target.transcript.shown_turn(event.turn_id)) is not None:
+        view.show_widget(note)
 
 
 @handles(ContextNote)

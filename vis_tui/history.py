@@ -8,7 +8,8 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from vis_core.model.activity import ActivityRecord
-from vis_core.model.notes import background_line
+from vis_core.model.block import FileChange
+from vis_core.model.notes import background_files_line, background_line
 from vis_core.model.story import StoryKind
 from vis_core.model.turn import TurnStatus
 from vis_tui.block_info import BlockInfo, folds_into_activity
@@ -50,12 +51,14 @@ class StoryPart:
 class AfterNote:
     """What the person was told after a turn (``/undo``, a slash command), Markdown; or
     the row of a fold ``/compact`` made after it (``fold``; ``text`` is its line); or the
-    quiet line of a command left running that ended after it (``background``)."""
+    quiet line of a command left running that ended after it (``background``), with the
+    files changed while it ran (``files``)."""
 
     text: str
     error: bool = False
     fold: FoldInfo | None = None
     background: bool = False
+    files: tuple[FileChange, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -110,10 +113,12 @@ def notes_after_turns(
     store: History, session_id: str, seen: int | None = None
 ) -> dict[str, tuple[AfterNote, ...]]:
     """The notes of ``/undo`` and of slash commands kept with their events, the folds made
-    between turns (``/compact``'s) and the ends of commands told between turns, by the turn
-    that came before each (``seen``: only those of seqs up to it)."""
+    between turns (``/compact``'s), the ends of commands told between turns and the files
+    changed while they ran (one told as a turn took its checkpoint: after the turn before),
+    by the turn that came before each (``seen``: only those of seqs up to it)."""
     from vis_core.events import (
         BackgroundCommandEnded,
+        BackgroundFilesChanged,
         CommandNoted,
         FoldCreated,
         TurnStarted,
@@ -122,20 +127,21 @@ def notes_after_turns(
     from vis_core.model.turn import ContextOrigin
 
     notes: dict[str, list[AfterNote]] = {}
-    turn_id = ""  # notes before the first turn have no turn to follow
+    turn_id = earlier = ""  # notes before the first turn have no turn to follow
     types = [
         TurnStarted.type,
         UserContext.type,
         CommandNoted.type,
         FoldCreated.type,
         BackgroundCommandEnded.type,
+        BackgroundFilesChanged.type,
     ]
     for row in store.events(session_id, types=types):
         if seen is not None and row.seq > seen:
             break
         event = row.event
         if isinstance(event, TurnStarted):
-            turn_id = event.turn_id
+            turn_id, earlier = event.turn_id, turn_id
         elif isinstance(event, UserContext) and event.origin is ContextOrigin.UNDO and event.note:
             notes.setdefault(turn_id, []).append(AfterNote(event.note))
         elif isinstance(event, CommandNoted) and event.markdown:
@@ -145,6 +151,9 @@ def notes_after_turns(
         elif isinstance(event, BackgroundCommandEnded) and not event.turn_id:
             line = AfterNote(background_line(event), background=True)
             notes.setdefault(turn_id, []).append(line)
+        elif isinstance(event, BackgroundFilesChanged):
+            line = AfterNote(background_files_line(event), background=True, files=event.files)
+            notes.setdefault(earlier if event.turn_id else turn_id, []).append(line)
     return {key: tuple(value) for key, value in notes.items()}
 
 

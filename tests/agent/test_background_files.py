@@ -16,13 +16,17 @@ from vis_core.events import (
     BlockFinished,
     Event,
     Notification,
+    TurnStarted,
 )
 from vis_core.host import Host, HostOptions
 from vis_core.model.block import FileChangeKind
 
 # ``: > done`` last: the test waits for it, so the command wrote a.txt before
 EVIL = 'await shell("while [ ! -e go ]; do sleep 0.01; done; echo EVIL >> a.txt")'
-STAYS = 'await shell("echo EVIL >> a.txt; : > done; sleep 600")'  # still runs at the next turn
+# still runs when the next turn begins
+STAYS = (
+    'await shell("while [ ! -e go ]; do sleep 0.01; done; echo EVIL >> a.txt; : > done; sleep 600")'
+)
 
 
 def _script(tmp_path: Path, responses: list[dict[str, str]]) -> Path:
@@ -47,13 +51,14 @@ async def test_what_a_command_writes_after_its_turn_is_listed_and_undone_with_th
 
     def watch(event: Event) -> None:
         events.append(event)
-        if isinstance(event, BackgroundFilesChanged):
+        ended = any(isinstance(e, BackgroundCommandEnded) for e in events)
+        if isinstance(event, BackgroundFilesChanged) and ended:  # listed after its end
             told.set()
 
     try:
         session = await host.new_session()
         session.subscribe(watch)
-        first = await session.submit("start it")
+        await session.submit("start it")
         (workspace / "go").touch()
         await asyncio.wait_for(told.wait(), 30)
         await session.submit("again")
@@ -62,11 +67,15 @@ async def test_what_a_command_writes_after_its_turn_is_listed_and_undone_with_th
     finally:
         await host.close()
 
-    (changed,) = [e for e in events if isinstance(e, BackgroundFilesChanged)]
-    assert changed.turn_id == "" and changed.undo_with == 1
-    assert changed.commands == (EVIL.split('"')[1],)
-    by_path = {change.path: change for change in changed.files}
-    assert sorted(by_path) == ["a.txt", "go"]
+    # "go" may be listed on its own, if the listing as the turn ended came after the test
+    # made it; a.txt is listed after the command's end
+    listed = [e for e in events if isinstance(e, BackgroundFilesChanged)]
+    changed = listed[-1]
+    assert {(e.turn_id, e.undo_with, e.commands) for e in listed} == {
+        ("", 1, (EVIL.split('"')[1],))
+    }
+    by_path = {change.path: change for e in listed for change in e.files}
+    assert sorted(by_path) == ["a.txt", "go"] and "a.txt" in [c.path for c in changed.files]
     assert by_path["a.txt"].kind is FileChangeKind.CHANGED
     assert "\n good\n+EVIL\n" in by_path["a.txt"].diff and by_path["a.txt"].added == 1
     kinds = [
@@ -78,7 +87,6 @@ async def test_what_a_command_writes_after_its_turn_is_listed_and_undone_with_th
     )
     assert changed.text() in request.messages[-1].text
     assert [e for e in events if isinstance(e, BlockFinished)][0].files == ()
-    assert first.turn_id != ""
     assert report.turns == (1,) and report.restored == ("a.txt",) and report.removed == ("go",)
     assert (workspace / "a.txt").read_text() == "good\n"
 
@@ -101,14 +109,20 @@ async def test_what_a_running_command_wrote_is_listed_as_the_next_turn_begins(
     )
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
     events: list[Event] = []
+
+    def write_as_the_second_turn_starts(event: Event) -> None:
+        if isinstance(event, TurnStarted) and event.position == 2:
+            (workspace / "go").touch()
+            for _ in range(3000):  # until the command wrote, holding the turn (it runs on)
+                if (workspace / "done").exists():
+                    break
+                time.sleep(0.01)
+        events.append(event)
+
     try:
         session = await host.new_session()
-        session.subscribe(events.append)
+        session.subscribe(write_as_the_second_turn_starts)
         await session.submit("start it")
-        for _ in range(3000):  # until the command wrote (it goes on running)
-            if (workspace / "done").exists():
-                break
-            time.sleep(0.01)
         second = await session.submit("write b")
         one = await undo(session)
         two = await undo(session)
@@ -117,12 +131,13 @@ async def test_what_a_running_command_wrote_is_listed_as_the_next_turn_begins(
 
     (changed,) = [e for e in events if isinstance(e, BackgroundFilesChanged)]
     assert changed.turn_id == second.turn_id and changed.undo_with == 1
-    assert sorted(c.path for c in changed.files) == ["a.txt", "done"]
+    assert sorted(c.path for c in changed.files) == ["a.txt", "done", "go"]
     blocks = [e for e in events if isinstance(e, BlockFinished)]
     assert [c.path for c in blocks[1].files] == ["b.txt"]
     assert events.index(changed) < events.index(blocks[1])
     assert one.turns == (2,) and one.removed == ("b.txt",)
     assert two.turns == (1,) and two.restored == ("a.txt",)
+    assert sorted(two.removed) == ["done", "go"]
     assert (workspace / "a.txt").read_text() == "good\n"
 
 

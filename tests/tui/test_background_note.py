@@ -79,6 +79,7 @@ async def test_a_command_that_ends_between_turns_is_noted_after_the_turn_live_an
     from .support import seen_after_resume, settled
 
     script = [{"code": START}, {"text": "Started."}, {"text": "Second answer."}]
+    (workspace / ".gitignore").write_text("go\n")  # the test's signal: no file a block changed
     app = vis_app(workspace, write_script(tmp_path, script))
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
@@ -116,6 +117,7 @@ async def test_a_command_that_ends_in_a_later_turn_after_its_request_is_noted_af
         {"text": "Started."},
         {"text": "Never said.", "delay_ms": 60_000},  # the person stops it
     ]
+    (workspace / ".gitignore").write_text("go\n")  # the test's signal: no file a block changed
     app = vis_app(workspace, write_script(tmp_path, script))
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
@@ -184,3 +186,37 @@ async def test_a_command_waited_on_in_a_later_turn_ends_in_both_turns_rows(
         from_top=True,
     )
     assert resumed == live
+
+
+async def test_what_a_command_wrote_after_its_turn_shows_with_its_diff_live_and_after_resume(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A command left running wrote a.txt after its turn: nothing in the transcript said so.
+    After its end's line, a note names the file and shows its diff, live and after resume."""
+    from .support import seen_after_resume, settled
+
+    (workspace / ".gitignore").write_text("go\n")
+    (workspace / "a.txt").write_text("good\n")
+    evil = 'await shell("while [ ! -e go ]; do sleep 0.01; done; echo EVIL >> a.txt")'
+    app = vis_app(workspace, write_script(tmp_path, [{"code": evil}, {"text": "Started."}]))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"build", "enter")
+        await until(pilot, lambda: not app.main.turn_running and bool(app.main.transcript.turns))
+        (workspace / "go").touch()
+        await until(pilot, lambda: any("+EVIL" in line for line in _lines(app)))
+        live = await settled(pilot, lambda: _lines(app))
+        session_id = app.session.id
+    written = [line for line in live if line]
+    files = next(i for i, line in enumerate(written) if line.startswith("⋯ Files changed"))
+    assert _noted(written) < files, written
+    assert "(/undo of turn 1 takes them back) · while [ ! -e go ]" in written[files]
+    evil_line = next(i for i, line in enumerate(written) if line.endswith("+EVIL"))
+    assert files < written.index("~ a.txt  changed  +1") < evil_line
+    resumed = await seen_after_resume(workspace, session_id, _lines, size=(120, 40))
+    again = [line for line in resumed if line]
+    start = _noted(again)
+    assert (
+        again[start : start + evil_line + 1 - _noted(written)]
+        == written[_noted(written) : evil_line + 1]
+    ), "\n".join(resumed)

@@ -52,3 +52,18 @@ def background_line(data: Any) -> str:
     if len(command) > PREVIEW:
         command = command[: PREVIEW - 1] + "…"
     return f"⋯ Background command {get('handle_id')} ended: {get('state')}{took} · {command}"
+
+
+def background_files_line(data: Any) -> str:
+    """Files changed after a turn while commands it left running ran (``data``: the event or
+    its stored row): whose ``/undo`` takes them back, and the commands."""
+
+    def get(name: str) -> Any:
+        return data.get(name) if isinstance(data, dict) else getattr(data, name, None)
+
+    commands = [" ".join(str(c).split()) for c in get("commands") or ()]
+    ran = " · ".join(c if len(c) <= PREVIEW else c[: PREVIEW - 1] + "…" for c in commands)
+    turn = get("undo_with")
+    undo = f"/undo of turn {turn} takes them back" if turn else "/undo cannot take them back"
+    many = "commands" if len(commands) > 1 else "command"
+    return f"⋯ Files changed while a background {many} ran ({undo}) · {ran}"

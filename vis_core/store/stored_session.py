@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from vis_core.model.notes import background_line, fold_scope
+from vis_core.model.notes import background_files_line, background_line, fold_scope
 from vis_core.model.story import StoryKind
 from vis_core.store.database import StoreError
 from vis_core.store.interrupted import cut_off_endings
@@ -109,6 +109,7 @@ _READ = (
     "DraftChanged",
     "FoldCreated",
     "BackgroundCommandEnded",
+    "BackgroundFilesChanged",
     "ContextNote",
 )
 _ACTIVITIES = (  # the last state of each Activity, at the place of its first event
@@ -157,7 +158,21 @@ def _aside(data: dict[str, Any], running: bool) -> Aside | None:
         return Aside("/compact", text)
     if kind == "BackgroundCommandEnded" and not data.get("turn_id"):
         return Aside("", background_line(data))
+    if kind == "BackgroundFilesChanged":  # one told in a turn, before its first block, too
+        return Aside("", _files_text(data))
     return None
+
+
+def _files_text(data: dict[str, Any]) -> str:
+    """The files a command left running changed, as Markdown: its line, each file, its diff."""
+    marks = {"created": "+", "removed": "-", "changed": "~"}
+    parts = [background_files_line(data)]
+    for change in data.get("files") or []:
+        kind = str(change.get("kind"))
+        parts.append(f"{marks.get(kind, '~')} `{change.get('path', '')}` {kind}")
+        if change.get("diff"):
+            parts.append(f"```diff\n{str(change['diff']).rstrip()}\n```")
+    return "\n\n".join(parts)
 
 
 def _event(

@@ -347,12 +347,19 @@ class Transcript(SteadyScroll, can_focus=False):
                     full.show_activity(record)
         full.end(turn.status or TurnStatus.COMPLETED, turn.error)
         if turn.notes_after:
-            from vis_tui.widgets.after_turn import AfterTurnBackgroundNote, AfterTurnFold
+            from vis_tui.widgets.after_turn import (
+                AfterTurnBackgroundFilesNote,
+                AfterTurnBackgroundNote,
+                AfterTurnFold,
+            )
             from vis_tui.widgets.system_message import AfterTurnNote
 
             for note in turn.notes_after:
                 if note.fold is not None:  # made by /compact after the turn
                     full.add_after(AfterTurnFold(note.fold))
+                    continue
+                if note.files:  # files changed while a command left running ran
+                    full.add_after(AfterTurnBackgroundFilesNote(note.text, note.files))
                     continue
                 if note.background:  # a command left running ended after the turn
                     full.add_after(AfterTurnBackgroundNote(note.text))

@@ -10,6 +10,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.events import Click
 from textual.reactive import reactive
+from textual.widget import Widget
 from textual.widgets import Static
 
 from vis_core.model.activity import (
@@ -308,6 +309,10 @@ class TurnView(Vertical):
 
     def show_note(self, text: str, style: str = "$text-muted") -> None:
         self._mount_before_footer(Static(Content.styled(text, style), classes="note"))
+
+    def show_widget(self, widget: Widget) -> None:
+        """A note of its own kind (the files a command left running changed) in this turn."""
+        self._mount_before_footer(widget)
 
     def show_fold(self, fold: FoldInfo) -> FoldRow:
         """A fold made in this turn: one quiet row that opens to show what was folded."""

@@ -96,7 +96,12 @@ async def test_what_a_running_command_wrote_is_listed_as_the_next_turn_begins(
 ) -> None:
     """A command that wrote after its turn and still runs when the next turn starts: its
     change is listed in that turn before its first block (which is not told it made it), and
-    /undo of both turns restores a.txt; the command stops as the session closes."""
+    /undo of both turns restores a.txt. An export shows the list after the first turn."""
+    import os
+
+    from vis_core.session_files import ExportFormat, export_session
+    from vis_core.store import Store
+
     (workspace / "a.txt").write_text("good\n")
     script = _script(
         tmp_path,
@@ -138,6 +143,13 @@ async def test_what_a_running_command_wrote_is_listed_as_the_next_turn_begins(
     assert one.turns == (2,) and one.removed == ("b.txt",)
     assert two.turns == (1,) and two.restored == ("a.txt",)
     assert sorted(two.removed) == ["done", "go"]
+    with Store(Path(os.environ["VIS_HOME"]) / "vis.db") as store:
+        row = store.get_session(session.id)
+        assert row is not None
+        text = export_session(store, row, ExportFormat.MD)
+    listed = text.index("Files changed while a background command ran (/undo of turn 1")
+    assert text.index("Started.") < listed < text.index("write b") < text.index("b.txt")
+    assert "+EVIL" in text[listed:]
     assert (workspace / "a.txt").read_text() == "good\n"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -189,7 +190,10 @@ def _event(
     turn = turns.get(data.get("turn_id") or "")
     last = next(reversed(turns.values()), None)
     if (aside := _aside(data, last is not None and last.status == "running")) is not None:
-        # after the turn it came after (the turn /compact folded last is the last one)
+        # after the turn it came after (the turn /compact folded last is the last one); the
+        # files told as a turn began its first block, after the turn before it
+        if kind == "BackgroundFilesChanged" and data.get("turn_id"):
+            last = next(islice(reversed(turns.values()), 1, None), None)
         (last.after if last is not None else before).append(aside)
         return
     if kind == "BlockFinished":

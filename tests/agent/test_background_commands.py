@@ -173,6 +173,7 @@ async def test_a_command_that_ends_between_turns_is_reported_at_once_for_the_nex
     script = tmp_path / "script.yaml"
     responses = [{"code": BETWEEN}, {"text": "Started."}, {"text": "Again."}]
     script.write_text(yaml.safe_dump(responses), encoding="utf-8")
+    (workspace / ".gitignore").write_text("go\n")  # the test's signal: no file a block changed
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
     events: list = []
     reported = asyncio.Event()

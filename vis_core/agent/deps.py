@@ -50,7 +50,8 @@ class BlockRunner(Protocol):
 
 
 class FileWatch(Protocol):
-    """What one turn's blocks change in the workspace, block by block."""
+    """What one turn's blocks change in the workspace, block by block (and, after the turn,
+    what the commands they left running change: :mod:`vis_core.agent.background_files`)."""
 
     @property
     def turn_id(self) -> str: ...

@@ -17,6 +17,9 @@ A workspace past the checkpoints' listing limit is not listed: the block says so
 and its result). A turn that began under the limit lists again after each block (each
 listing stops at the limit), so the block that shrinks it back is listed, with what the
 blocks before it changed; a turn that began past it is not listed again until the next turn.
+
+After the turn, :meth:`BlockChanges.finish` lists again what the commands its blocks left
+running changed since its last block (``vis_core.agent.background_files``), the same way.
 """
 
 from __future__ import annotations

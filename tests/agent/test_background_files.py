@@ -179,3 +179,39 @@ async def test_agent_settings_a_command_makes_after_its_turn_are_told_with_its_e
         await host.close()
     ended = next(i for i, e in enumerate(events) if isinstance(e, BackgroundCommandEnded))
     assert any(isinstance(e, Notification) and ".claude" in e.text for e in events[ended:])
+
+
+async def test_what_a_command_wrote_before_the_session_closed_is_listed_and_undone_after_a_resume(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A command still running when the session closes wrote a.txt after its turn: it is
+    stopped, the change is listed (as the turn ended or as the session closed, whichever
+    looked first), and /undo in the resumed session restores a.txt."""
+    (workspace / ".gitignore").write_text("go\ndone\n")  # the test's signals
+    (workspace / "a.txt").write_text("good\n")
+    script = _script(tmp_path, [{"code": STAYS}, {"text": "Started."}])
+    options = HostOptions(workspace=workspace, provider="scripted", script=script)
+    host = await Host.open(options)
+    events: list[Event] = []
+    try:
+        session = await host.new_session()
+        session.subscribe(events.append)
+        await session.submit("start it")
+        (workspace / "go").touch()
+        for _ in range(3000):  # until the command wrote (it runs on)
+            if (workspace / "done").exists():
+                break
+            time.sleep(0.01)
+    finally:
+        await host.close()
+    (changed,) = [e for e in events if isinstance(e, BackgroundFilesChanged)]
+    assert changed.turn_id == "" and changed.undo_with == 1
+    assert [c.path for c in changed.files] == ["a.txt"] and "+EVIL" in changed.files[0].diff
+
+    host = await Host.open(options)
+    try:
+        report = await undo(await host.open_session(session.id))
+    finally:
+        await host.close()
+    assert report.turns == (1,) and report.restored == ("a.txt",)
+    assert (workspace / "a.txt").read_text() == "good\n"

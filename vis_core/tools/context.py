@@ -114,12 +114,8 @@ class ToolContext:
         """``cat`` and ``patch`` read and write through ``buffers`` from now on."""
         object.__setattr__(self, "buffers", buffers)
 
-    def commands_alive(self) -> bool:
-        """Whether a command of the session, or something one left running, still runs."""
-        return any(handle.alive for handle in self.shells.handles.values())
-
     def running_commands(self) -> list[str]:
-        """The commands of the session that still run (what ``commands_alive`` counts)."""
+        """The commands of the session that still run, or left something running that does."""
         return [handle.command for handle in self.shells.handles.values() if handle.alive]
 
     async def stop_commands(self) -> None:

@@ -340,14 +340,15 @@ class BackgroundCommandEnded(Event):
 
 @dataclass(frozen=True)
 class BackgroundFilesChanged(Event):
-    """Files changed in the workspace after a turn's last block listed them, while commands
+    """Files changed in the workspace after a block listed them, while commands
     the session's blocks left running (``commands``) ran: Vis cannot tell their changes from
     the person's, so each one seen then is listed here, with its diff, and ``/undo`` of
     turn ``undo_with`` (the last turn that ran a block before them) takes them back.
 
-    Told when such a command ends between turns, when the turn ends, when the next turn
-    takes its checkpoint (``turn_id``: that turn's; empty: between turns) and as the session
-    closes (its commands stopped)."""
+    Told when such a command ends between turns, when the turn ends, before ``/undo``, as
+    the session closes (its commands stopped) (``turn_id`` empty), when the next turn takes
+    its checkpoint and before a request that follows a block which left one running
+    (``turn_id``: that turn's)."""
 
     turn_id: str = ""
     undo_with: int = 0  # the position of the turn whose /undo takes them back (0: none)

@@ -114,8 +114,8 @@ def notes_after_turns(
 ) -> dict[str, tuple[AfterNote, ...]]:
     """The notes of ``/undo`` and of slash commands kept with their events, the folds made
     between turns (``/compact``'s), the ends of commands told between turns and the files
-    changed while they ran (one told as a turn took its checkpoint: after the turn before),
-    by the turn that came before each (``seen``: only those of seqs up to it)."""
+    changed while they ran (one told in a turn, live inside it: after that turn), by the turn
+    that came before each (``seen``: only those of seqs up to it)."""
     from vis_core.events import (
         BackgroundCommandEnded,
         BackgroundFilesChanged,
@@ -127,7 +127,7 @@ def notes_after_turns(
     from vis_core.model.turn import ContextOrigin
 
     notes: dict[str, list[AfterNote]] = {}
-    turn_id = earlier = ""  # notes before the first turn have no turn to follow
+    turn_id = ""  # notes before the first turn have no turn to follow
     types = [
         TurnStarted.type,
         UserContext.type,
@@ -141,7 +141,7 @@ def notes_after_turns(
             break
         event = row.event
         if isinstance(event, TurnStarted):
-            turn_id, earlier = event.turn_id, turn_id
+            turn_id = event.turn_id
         elif isinstance(event, UserContext) and event.origin is ContextOrigin.UNDO and event.note:
             notes.setdefault(turn_id, []).append(AfterNote(event.note))
         elif isinstance(event, CommandNoted) and event.markdown:
@@ -153,7 +153,7 @@ def notes_after_turns(
             notes.setdefault(turn_id, []).append(line)
         elif isinstance(event, BackgroundFilesChanged):
             line = AfterNote(background_files_line(event), background=True, files=event.files)
-            notes.setdefault(earlier if event.turn_id else turn_id, []).append(line)
+            notes.setdefault(turn_id, []).append(line)
     return {key: tuple(value) for key, value in notes.items()}
 
 

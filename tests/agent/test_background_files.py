@@ -96,7 +96,7 @@ async def test_what_a_running_command_wrote_is_listed_as_the_next_turn_begins(
 ) -> None:
     """A command that wrote after its turn and still runs when the next turn starts: its
     change is listed in that turn before its first block (which is not told it made it), and
-    /undo of both turns restores a.txt. An export shows the list after the first turn."""
+    /undo of both turns restores a.txt. An export shows the list after that turn."""
     import os
 
     from vis_core.session_files import ExportFormat, export_session
@@ -148,7 +148,7 @@ async def test_what_a_running_command_wrote_is_listed_as_the_next_turn_begins(
         assert row is not None
         text = export_session(store, row, ExportFormat.MD)
     listed = text.index("Files changed while a background command ran (/undo of turn 1")
-    assert text.index("Started.") < listed < text.index("write b") < text.index("b.txt")
+    assert text.index("Started.") < text.index("write b") < text.index("Wrote b.") < listed
     assert "+EVIL" in text[listed:]
     assert (workspace / "a.txt").read_text() == "good\n"
 
@@ -215,3 +215,41 @@ async def test_what_a_command_wrote_before_the_session_closed_is_listed_and_undo
         await host.close()
     assert report.turns == (1,) and report.restored == ("a.txt",)
     assert (workspace / "a.txt").read_text() == "good\n"
+
+
+async def test_what_a_command_writes_between_two_blocks_is_not_listed_as_the_second_ones(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A command the first block left running writes while the model answers: the second
+    block's row listed a.txt as its own change. It is listed before the next request, as
+    changed while the command ran, and the second block lists nothing."""
+    (workspace / ".gitignore").write_text("go\ndone\n")  # the test's signals
+    (workspace / "a.txt").write_text("good\n")
+    writes = 'await shell("while [ ! -e go ]; do sleep 0.01; done; echo EVIL >> a.txt; : > done")'
+    script = _script(tmp_path, [{"code": writes}, {"code": "pass"}, {"text": "Done."}])
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    events: list[Event] = []
+
+    def write_after_the_first_block(event: Event) -> None:
+        events.append(event)
+        if isinstance(event, BlockFinished) and not (workspace / "go").exists():
+            (workspace / "go").touch()  # after the first block's listing
+            for _ in range(3000):  # until the command wrote, holding the turn
+                if (workspace / "done").exists():
+                    break
+                time.sleep(0.01)
+
+    try:
+        session = await host.new_session()
+        session.subscribe(write_after_the_first_block)
+        ended = await session.submit("write in the background")
+        report = await undo(session)
+    finally:
+        await host.close()
+    (changed,) = [e for e in events if isinstance(e, BackgroundFilesChanged)]
+    assert changed.turn_id == ended.turn_id and changed.undo_with == 1
+    assert [c.path for c in changed.files] == ["a.txt"] and "+EVIL" in changed.files[0].diff
+    first, second = [e for e in events if isinstance(e, BlockFinished)]
+    assert first.files == () and second.files == ()
+    assert events.index(first) < events.index(changed) < events.index(second)
+    assert report.restored == ("a.txt",) and (workspace / "a.txt").read_text() == "good\n"

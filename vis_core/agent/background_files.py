@@ -5,8 +5,9 @@ Vis cannot tell its changes from the person's, so the rule is one of time: the f
 change after a turn's last block while one of the session's commands runs (it did when the
 last listing was made) are listed again with the same file watch, against that listing, and
 told as :class:`BackgroundFilesChanged`: when the last of them ends between turns (or the
-turn ends), when the next turn takes its checkpoint (before its first block), and as the
-session closes (its commands stopped first). They count as that turn's for ``/undo``: its
+turn ends), when the next turn takes its checkpoint (before its first block), before
+``/undo``, and as the session closes (its commands stopped first); within a turn, before the
+request that follows a block which left them running. They count as that turn's for ``/undo``: its
 checkpoint stays while they run, and records them. What changes while none runs is the
 person's, left to the next turn's checkpoint as before.
 """
@@ -15,13 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from vis_core.events import BackgroundFilesChanged, Event
 
 if TYPE_CHECKING:
     from vis_core.agent.deps import FileWatch, ToolFiles, TurnCheckpoints
+    from vis_core.model.block import FileChange
 
 log = logging.getLogger(__name__)
 
@@ -75,11 +77,7 @@ class BackgroundFiles:
             watch = self._watch
             if watch is None:
                 return
-            try:
-                files = await asyncio.to_thread(watch.finish)
-            except OSError as exc:
-                log.warning("files changed in the background not read: %s", exc)
-                files = ()
+            files = await _finished(watch)
             running = self.commands.running_commands()
             ran = tuple(dict.fromkeys([*self._ran, *running]))
             going_on = bool(running) and not turn_id and not end
@@ -95,12 +93,34 @@ class BackgroundFiles:
             except OSError as exc:
                 log.warning("checkpoint of turn %s not checked: %s", watch.turn_id, exc)
             if files:
-                await self.emit(
-                    BackgroundFilesChanged(
-                        self.session_id,
-                        turn_id=turn_id,
-                        undo_with=undo_with,
-                        commands=ran,
-                        files=files,
-                    )
-                )
+                await self._tell(turn_id, undo_with, ran, files)
+
+    async def list_in_turn(
+        self, watch: FileWatch, turn_id: str, position: int, ran: Sequence[str]
+    ) -> None:
+        """Before a request of turn ``position``, whose last block (listed by ``watch``) left
+        ``ran`` running: what changed since that listing, told now rather than as the next
+        block's changes (what changes while a block runs is that block's: no listing can
+        tell)."""
+        async with self._lock:
+            files = await _finished(watch)
+            if files:
+                undo_with = position if self.checkpoints.last_of(turn_id) is not None else 0
+                await self._tell(turn_id, undo_with, tuple(dict.fromkeys(ran)), files)
+
+    async def _tell(
+        self, turn_id: str, undo_with: int, ran: tuple[str, ...], files: tuple[FileChange, ...]
+    ) -> None:
+        changed = BackgroundFilesChanged(
+            self.session_id, turn_id=turn_id, undo_with=undo_with, commands=ran, files=files
+        )
+        await self.emit(changed)
+
+
+async def _finished(watch: FileWatch) -> tuple[FileChange, ...]:
+    """What changed since ``watch`` last listed (nothing when it could not be read)."""
+    try:
+        return await asyncio.to_thread(watch.finish)
+    except OSError as exc:
+        log.warning("files changed in the background not read: %s", exc)
+        return ()

@@ -526,6 +526,7 @@ class AgentSession:
         """One model request; a model switched to meanwhile is used from its end on."""
         for event in await self._hooks.before_request(turn_id):  # may change its settings
             await self.emit(event)
+        await self._list_since_block(turn_id)
         self._apply_waiting()
         self._requesting = True
         try:
@@ -804,6 +805,17 @@ class AgentSession:
             await asyncio.to_thread(self.checkpoints.drop_if_unchanged, turn_id, seen, keep=keep)
         except OSError as exc:
             log.warning("checkpoint of turn %s not checked: %s", turn_id, exc)
+
+    async def _list_since_block(self, turn_id: str) -> None:
+        """Before a request that follows a block which left commands running: what they
+        changed since its listing (else the next block's row would list it as its own)."""
+        watch, ran = self._file_watch, self._ran_at_listing
+        if self.background_files is None or self.tool_context is None or not ran:
+            return
+        if watch is None or watch.turn_id != turn_id or watch.seen is None:
+            return  # no block of this turn listed yet (a checkpoint's listing comes first)
+        self._ran_at_listing = self.tool_context.running_commands()
+        await self.background_files.list_in_turn(watch, turn_id, self.turn_count, ran)
 
     async def list_background_files(self) -> None:
         """Between turns: what the session's commands changed since the last listing."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -159,7 +158,7 @@ def _aside(data: dict[str, Any], running: bool) -> Aside | None:
         return Aside("/compact", text)
     if kind == "BackgroundCommandEnded" and not data.get("turn_id"):
         return Aside("", background_line(data))
-    if kind == "BackgroundFilesChanged":  # one told in a turn, before its first block, too
+    if kind == "BackgroundFilesChanged":  # one told in a turn too: after that turn
         return Aside("", _files_text(data))
     return None
 
@@ -190,10 +189,7 @@ def _event(
     turn = turns.get(data.get("turn_id") or "")
     last = next(reversed(turns.values()), None)
     if (aside := _aside(data, last is not None and last.status == "running")) is not None:
-        # after the turn it came after (the turn /compact folded last is the last one); the
-        # files told as a turn began its first block, after the turn before it
-        if kind == "BackgroundFilesChanged" and data.get("turn_id"):
-            last = next(islice(reversed(turns.values()), 1, None), None)
+        # after the turn it came after (the turn /compact folded last is the last one)
         (last.after if last is not None else before).append(aside)
         return
     if kind == "BlockFinished":

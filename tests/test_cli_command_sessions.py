@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -35,11 +36,34 @@ def test_undo_without_continue_leaves_no_session_and_continue_then_undoes(
     assert _run(workspace, vis_home, script(tmp_path, change), "change f").returncode == 0
     forgot = _run(workspace, vis_home, ok, "/undo")
     assert forgot.returncode == 1, forgot.stderr
-    assert 'vis run --continue "/undo"' in forgot.stderr  # says where it went wrong
+    assert "`vis run --continue /undo`" in forgot.stderr  # says where it went wrong
     assert _sessions(vis_home) == [("change f", 1)]  # no empty session above the real one
     undone = _run(workspace, vis_home, ok, "--continue", "/undo")
     assert undone.returncode == 0, undone.stderr
     assert (workspace / "f.txt").read_text() == "orig\n"
+
+
+def test_the_continue_hint_is_a_command_a_shell_runs_as_it_reads(
+    vis_home: Path, tmp_path: Path
+) -> None:
+    """A request and a ``-C`` folder with quotes, spaces, ``$`` and backquotes in them: a shell
+    reads the hint as the very command that goes on in that workspace's latest session."""
+    workspace = tmp_path / """it's "my" $HOME `dir`"""
+    workspace.mkdir()
+    s = script(tmp_path, [{"text": "ok"}])
+    assert _run(tmp_path, vis_home, s, "-C", str(workspace), "hi").returncode == 0
+    request = """/undo 1 it's "$HOME" `x`"""
+    forgot = _run(tmp_path, vis_home, s, "-C", str(workspace), request)
+    assert forgot.returncode == 1, forgot.stderr
+    hint = re.search(r"ran in a new session; `(.*)` runs it in", forgot.stderr)
+    assert hint is not None, forgot.stderr
+    words = subprocess.run(  # the words a shell reads
+        ["bash", "-c", f'set -- {hint[1]}; printf "%s\\0" "$@"'],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\0")[:-1]
+    assert words == ["vis", "run", "--continue", "-C", str(workspace), request]
 
 
 def test_a_command_keeps_a_new_session_only_for_what_it_kept(

@@ -59,7 +59,7 @@ from vis_core.model.notes import background_files_line
 from vis_core.model.turn import BLOCK_CANCELLED, TurnStatus
 from vis_core.model.undo import NOT_KEPT
 from vis_core.system.exiting import exit_now
-from vis_core.terminal import raw_stream, terminal_json, terminal_text
+from vis_core.terminal import raw_stream, shell_command, terminal_json, terminal_text
 from vis_core.text_limits import one_line
 from vis_core.tools.display import plural
 
@@ -463,16 +463,28 @@ class RunLimits:
             f"${self.cost:.4f}"
         )
 
-    def outcome(self, status: TurnStatus) -> tuple[int, str] | None:
-        """The exit status and message when a limit stopped the run, else None."""
+    def outcome(self, status: TurnStatus, again: str) -> tuple[int, str] | None:
+        """The exit status and message when a limit stopped the run, else None; ``again``:
+        the command that goes on (:func:`continue_command`)."""
         if self.stopped_by_cost:
-            return EXIT_MAX_COST, f"vis run: {self._cost_reason()}; `vis run --continue` goes on"
+            return EXIT_MAX_COST, f"vis run: {self._cost_reason()}; `{again}` goes on"
         if self.max_turns is not None and status is TurnStatus.MAX_ITERATIONS:
             return EXIT_MAX_TURNS, (
                 f"vis run: stopped by --max-turns {self.max_turns}: the model wanted more "
-                "turns; `vis run --continue` goes on"
+                f"turns; `{again}` goes on"
             )
         return None
+
+
+def continue_command(workspace: Path, request: str | None = None) -> str:
+    """``vis run --continue [REQUEST]`` as a person pastes it into a shell: quoted, and with
+    ``-C WORKSPACE`` when the run's workspace is not the working directory, so it goes on in
+    the session this run left, wherever the person types it."""
+    here = workspace == Path.cwd().resolve()
+    where = () if here else ("-C", str(workspace))
+    return shell_command(
+        "vis", "run", "--continue", *where, *(() if request is None else (request,))
+    )
 
 
 async def _open(host: Any, continue_: bool, resume: str | None) -> Any:
@@ -622,7 +634,7 @@ async def _run(
                         # `vis run "/undo"`, meant for the latest session
                         print(
                             f"vis run: {terminal_text(request.split()[0])} ran in a new session; "
-                            f'`vis run --continue "{terminal_text(request)}"` runs it in this '
+                            f"`{continue_command(options.workspace, request)}` runs it in this "
                             "workspace's latest one",
                             file=sys.stderr,
                         )
@@ -651,7 +663,7 @@ async def _run(
             with contextlib.suppress(OSError):  # SIGHUP: the terminal may be gone
                 print(f"vis: stopped by {stopped_by[0].name}", file=sys.stderr)
             return 128 + stopped_by[0].value
-        limited = limits.outcome(ended.status)
+        limited = limits.outcome(ended.status, continue_command(options.workspace))
         if limited is not None:
             print(limited[1], file=sys.stderr)
             return limited[0]
@@ -660,7 +672,7 @@ async def _run(
                 print(
                     "vis run: the output could not be written "
                     f"({output_problem(renderer.output_error)}): the turn stopped and is saved "
-                    "as cancelled; `vis run --continue` goes on",
+                    f"as cancelled; `{continue_command(options.workspace)}` goes on",
                     file=sys.stderr,
                 )
             return EXIT_OUTPUT_FAILED
@@ -770,9 +782,10 @@ async def _tell_review(session: Any) -> None:
         *(f"  {name}" for name in files[:20]),
     ]
     if draft.branch:
-        lines.append(f"  review:  git -C {draft.root} diff --cached")
+        review = shell_command("git", "-C", str(draft.root), "diff", "--cached")
     else:
-        lines.append(f"  review:  diff -ru {draft.workspace} {draft.root}")
-    lines.append(f"  approve: vis drafts approve {draft.label}")
-    lines.append(f"  discard: vis drafts discard {draft.label}")
+        review = shell_command("diff", "-ru", str(draft.workspace), str(draft.root))
+    lines.append(f"  review:  {review}")
+    lines.append(f"  approve: {shell_command('vis', 'drafts', 'approve', draft.label)}")
+    lines.append(f"  discard: {shell_command('vis', 'drafts', 'discard', draft.label)}")
     print(terminal_text("\n".join(lines)), file=sys.stderr)

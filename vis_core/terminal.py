@@ -73,6 +73,15 @@ def terminal_text(text: str) -> str:
     return text
 
 
+def shell_command(*words: str) -> str:
+    """A command line a person can paste into a POSIX shell: each word quoted as the shell
+    reads it back (a request with quotes, a space or ``$`` stays one word), then made safe for
+    the terminal as :func:`terminal_text` does."""
+    import shlex  # only when a command is shown: not at every import
+
+    return terminal_text(shlex.join(words))
+
+
 def terminal_json(line: str) -> str:
     """A JSON text safe for a terminal: C1 controls, bidi controls and hidden characters
     inside its strings become ``\\u00NN`` escapes (the same JSON value); only the few places

@@ -55,6 +55,28 @@ def test_vis_run_in_a_draft_leaves_the_workspace_and_vis_drafts_approves_it(
     assert _drafts(capsys).stdout.strip() == "No drafts."
 
 
+def test_the_review_line_of_a_draft_run_is_a_command_a_shell_runs(
+    tmp_path: Path, vis_home: Path
+) -> None:
+    """A folder with a space and ``$`` in its name (no git: the draft is a copy): the review
+    line, pasted into a shell, shows the run's change."""
+    folder = tmp_path / "my $work dir"
+    folder.mkdir()
+    (folder / "b.txt").write_text("bee\n")
+    responses = script(tmp_path, [WRITE, {"text": "done"}])
+    ran = vis(
+        "run", "--draft", "--provider", "scripted", "--script", str(responses), "edit b",
+        cwd=folder, env_home=vis_home,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    review = next(line for line in ran.stderr.splitlines() if "review:" in line)
+    shown = subprocess.run(
+        ["bash", "-c", review.split("review:", 1)[1]], capture_output=True, text=True
+    )
+    assert shown.returncode == 1, shown.stderr  # diff: the folders differ
+    assert "+from the run" in shown.stdout and "-bee" in shown.stdout
+
+
 def test_vis_run_refuses_the_models_approval_unless_allowed(
     workspace: Path,
     tmp_path: Path,

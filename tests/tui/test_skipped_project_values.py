@@ -17,8 +17,8 @@ async def test_the_app_names_the_settings_an_untrusted_project_file_sets(
     async with app.run_test(size=(110, 40)) as pilot:
         await started(app, pilot)
         notes = "\n".join(n.source for n in app.main.query(".note"))  # type: ignore[attr-defined]
-        assert f"the settings {workspace / 'vis.yml'} sets are ignored" in notes
-        assert "max_iterations, memory_limit" in notes
+        assert f"project {workspace} is not trusted, so Vis skipped its " in notes
+        assert "vis.yml (sets max_iterations, memory_limit)" in notes
         assert f"vis trust {workspace}" in notes
 
 

@@ -282,11 +282,10 @@ class Host:
         """What a person should know before the first turn (e.g. skipped project code)."""
         notes = []
         project = self.space.project_root
-        skipped = None if self.space.trusted else skipped_notice(project)
-        if skipped is not None:
-            notes.append(skipped)
-        if self.space.trust_changed:
-            notes.append(trust_lapsed(project))
+        if not self.space.trusted:  # one note, whether never trusted or changed since
+            settings = self.settings.skipped_settings()
+            skipped = skipped_notice(project, lapsed=self.space.trust_changed, settings=settings)
+            notes += [skipped] if skipped is not None else []
         linked = self.settings.snapshot.linked_folders
         if linked and self.space.trusted:
             notes.append(
@@ -313,7 +312,6 @@ class Host:
         home = self.space.home_notice()
         if home is not None:
             notes.append(home)
-        notes.extend(self.settings.untrusted_notes())
         notes.extend(
             problem
             for problem in self.settings.problems

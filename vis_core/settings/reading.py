@@ -208,13 +208,13 @@ class SettingsReader:
         ]
         return [(path, ids) for path, ids in found if ids]
 
-    def untrusted_notes(self) -> list[str]:
-        """One startup note per project file whose values were skipped (untrusted project)."""
-        return [
-            f"project {self.project_root} is not trusted, so the settings {path} sets are "
-            f"ignored: {_id_list(ids)}; run `vis trust {self.project_root}` to apply them"
+    def skipped_settings(self) -> dict[str, str]:
+        """The ids each project file of an untrusted project sets, listed for a message, by
+        the file's name in the project (the start's note on what was skipped names them)."""
+        return {
+            path.relative_to(self.project_root).as_posix(): _id_list(ids)
             for path, ids in self.skipped_project_values()
-        ]
+        }
 
     # -- reading ---------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@ at the start in a project not trusted (what was skipped)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,19 +47,32 @@ def not_loaded(snapshot: ControlSnapshot, prefix: str = "") -> list[str]:
     ]
 
 
-def skipped_notice(root: Path) -> str | None:
-    """What a project not trusted holds that Vis skipped (None: nothing)."""
-    kinds = _kinds(path.relative_to(root).as_posix() for path in control_files(root))
-    if not kinds:
+def skipped_notice(
+    root: Path, *, lapsed: bool = False, settings: Mapping[str, str] | None = None
+) -> str | None:
+    """What a project not trusted holds that Vis skipped (None: nothing), in one note whether
+    it was never trusted or ``lapsed``: trusted once, with control files that changed since
+    (said even when none are left: the trust waits for ``vis trust`` again). ``settings``: the
+    ids each file sets, listed, by its name (:meth:`SettingsService.skipped_settings`)."""
+    kinds = _kinds((path.relative_to(root).as_posix() for path in control_files(root)), settings)
+    if not kinds and not lapsed:
         return None
+    skipped = "; ".join(kinds) or "extensions, MCP servers, environment and settings"
+    if lapsed:
+        return (
+            f"The project's control files (.vis/, vis.yml, .env*) in {root} changed since you "
+            f"trusted it, so Vis skipped its {skipped}; review the change, then run "
+            f"`vis trust {root}` to allow them"
+        )
     return (
-        f"project {root} is not trusted, so Vis skipped its {'; '.join(kinds)}; run "
-        f"`vis trust {root}` to allow them"
+        f"project {root} is not trusted, so Vis skipped its {skipped}; run `vis trust {root}` "
+        "to allow them"
     )
 
 
-def _kinds(files: Iterable[str]) -> list[str]:
-    """The project's control files by what they do, each kind named with its files."""
+def _kinds(files: Iterable[str], settings: Mapping[str, str] | None = None) -> list[str]:
+    """The project's control files by what they do, each kind named with its files (and a
+    settings file with the ids ``settings`` lists for it)."""
     names = sorted(files)  # a checkout's names and values: each kept on its line
     extensions = [n.removeprefix(EXTENSIONS_FOLDER) for n in names if _extension(n)]
     environment = [n for n in names if n.startswith(".env") and "/" not in n]
@@ -71,7 +84,9 @@ def _kinds(files: Iterable[str]) -> list[str]:
         kinds.append("MCP servers: .vis/mcp.json")
     files = [n for n in ("vis.yml", ".vis/settings.toml", *environment) if n in names]
     if files:
-        kinds.append(f"environment and settings files: {_listed(files)}")
+        sets = settings or {}
+        shown = [f"{n} (sets {sets[n]})" if sets.get(n) else n for n in files]
+        kinds.append(f"environment and settings files: {_listed(shown)}")
     if prompts:
         count = len(prompts)
         kinds.append(f"commands and skills: {count} file{'' if count == 1 else 's'}")

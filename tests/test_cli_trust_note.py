@@ -1,0 +1,46 @@
+"""`vis run "/hello"` (a project extension's command) in a project Vis does not load: one
+note says why, true to whether the person never trusted it or changed it since."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cli_support import script, vis
+
+HELLO = """import blockether.vis.extension as vis
+
+
+def hello(args: str = "") -> str:
+    return "hello there"
+
+
+vis.register_extension(vis.Extension(
+    name="hello", description="Says hello.",
+    slash_commands=[vis.SlashCommand("hello", hello, doc="Say hello.")],
+))
+"""
+
+
+@pytest.mark.parametrize("trusted_once", [True, False])
+def test_a_project_not_loaded_gets_one_true_note(
+    workspace: Path, vis_home: Path, tmp_path: Path, trusted_once: bool
+) -> None:
+    entry = workspace / ".vis" / "extensions" / "hello.py"
+    entry.parent.mkdir(parents=True)
+    entry.write_text(HELLO, encoding="utf-8")
+    (workspace / "vis.yml").write_text("toggles:\n  jail: false\n", encoding="utf-8")
+    s = script(tmp_path, [{"text": "ok"}])
+    run = ("run", "--provider", "scripted", "--script", str(s), "/hello")
+    if trusted_once:
+        assert vis("trust", cwd=workspace, env_home=vis_home).returncode == 0
+        loaded = vis(*run, cwd=workspace, env_home=vis_home)
+        assert loaded.returncode == 0 and "hello there" in loaded.stdout, loaded.stderr
+        with entry.open("a", encoding="utf-8") as file:
+            file.write("# an edit\n")
+    ran = vis(*run, cwd=workspace, env_home=vis_home)
+    assert ran.returncode == 2, ran.stderr
+    (note,) = [line for line in ran.stderr.splitlines() if "trust" in line]
+    why = "changed since you trusted it" if trusted_once else "is not trusted"
+    assert why in note and f"`vis trust {workspace}`" in note, note
+    assert "extensions (outside the jail): hello.py" in note and "vis.yml (sets jail)" in note

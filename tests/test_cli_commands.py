@@ -70,6 +70,36 @@ def test_compact_and_extension_commands_print_what_they_say(
     assert nobody.returncode == 1 and "Nobody to greet" in nobody.stderr
 
 
+ODD = """
+import vis_core.extension as vis
+
+class MyThing:  # callable: it stays in the worker, lent by reference
+    def __call__(self):
+        return 1
+
+def odd(ctx):
+    return {"thing": MyThing, "none": lambda: None, "number": lambda: 7}[ctx["args"][0]]()
+
+vis.register_extension(vis.Extension(
+    name="odd", description="Returns what no command may.",
+    slash_commands=[vis.SlashCommand("odd", odd, doc="Return something odd.")],
+))
+"""
+
+
+def test_a_command_that_returns_what_vis_cannot_show_is_told_in_its_own_terms(
+    workspace: Path, vis_home: Path
+) -> None:
+    (vis_home / "extensions").mkdir()
+    (vis_home / "extensions" / "odd.py").write_text(ODD)
+    for arg, returned in [("thing", "a MyThing"), ("none", "None"), ("number", "an int")]:
+        ran = _run(workspace, vis_home, None, f"/odd {arg}")
+        assert ran.returncode == 1, ran.stderr
+        assert f"vis run: /odd returned {returned}, which Vis cannot show" in ran.stderr
+        assert "may return vis.ok(title, body=None, data=None), vis.err(" in ran.stderr
+        assert "RemoteObject" not in ran.stderr and "NoneType" not in ran.stderr
+
+
 def test_screen_commands_and_unknown_names_are_refused_and_paths_are_requests(
     workspace: Path, vis_home: Path, tmp_path: Path
 ) -> None:

@@ -83,14 +83,15 @@ def returnable(value: Any) -> None:
     """Raise when ``value`` cannot cross back to the sandbox (an Activity then fails)."""
     if type(value) in _CROSSING or isinstance(value, HostHandle):  # Encoded: it crosses as is
         return
-    from vis_core.ipc.values import encode  # msgspec: only once a call returns to the sandbox
+    # msgspec: only once a call returns to the sandbox
+    from vis_core.ipc.values import encode, type_name
 
     try:
         encode(value, handle_out=lambda handle: {"id": ""})
     except Exception as exc:
-        kind = getattr(value, "__vis_type_name__", None)  # an object an extension worker lent
-        name = kind.rpartition(".")[2] if isinstance(kind, str) else type(value).__name__
-        raise TypeError(f"the result ({name}) cannot be returned to Python: {exc}") from exc
+        raise TypeError(
+            f"the result ({type_name(value)}) cannot be returned to Python: {exc}"
+        ) from exc
 
 
 class ToolInvoker:

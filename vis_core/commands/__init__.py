@@ -197,12 +197,23 @@ class CommandRegistry:
             and not command.in_host
             and not isinstance(value, CommandResult | str)
         ):
-            return err(
-                f"/{name} returned {type(value).__name__}",
-                f"The run function of /{name} (extension {command.info.owner!r}) must return "
-                "vis.ok(title, ...), vis.err(title, ...) or a string.",
-            )
+            return _not_shown(name, command.info.owner, value)
         return _as_result(value)
+
+
+def _not_shown(name: str, owner: str, value: Any) -> CommandResult:
+    """What an extension's command that returned something Vis cannot show gets: what it
+    returned, by its class as the extension writes it, and what it may return instead."""
+    from vis_core.ipc.values import type_name
+
+    kind = type_name(value)
+    returned = "None" if value is None else f"{'an' if kind[:1] in 'AEIOUaeiou' else 'a'} {kind}"
+    return err(
+        f"/{name} returned {returned}, which Vis cannot show",
+        f"The run function of /{name} (extension {owner!r}) may return vis.ok(title, "
+        "body=None, data=None), vis.err(title, body=None, data=None) or a string (an ok "
+        "title); what it has to show goes in the body, as Markdown text.",
+    )
 
 
 def _as_result(value: Any) -> CommandResult:

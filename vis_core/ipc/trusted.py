@@ -321,7 +321,7 @@ class _Pickler(pickle.Pickler):
         return NotImplemented
 
     def persistent_id(self, obj: Any) -> Any:
-        kind = None
+        kind = None  # the lent object's class, named for the other side's errors
         if type(obj) is Lent:
             obj, kind = obj.value, obj.kind
         elif type(obj) is RemoteObject:
@@ -338,6 +338,8 @@ class _Pickler(pickle.Pickler):
         number = self._exports.export(obj)
         self.exported.append(number)
         self.referenced = True
+        if kind is None:
+            kind = f"{type(obj).__module__}.{type(obj).__qualname__}"
         return ("mine", number, kind)
 
 

@@ -257,6 +257,16 @@ def _encode_other(value: Any, handle_out: HandleOut | None) -> Any:
     )
 
 
+def type_name(value: Any) -> str:
+    """The name of ``value``'s class as its code writes it (``MyThing``, ``socket``): an
+    object another process lent is named by its class there, not by the proxy standing for
+    it here."""
+    kind = getattr(value, "__vis_type_name__", None)
+    if not isinstance(kind, str):
+        kind = type(value).__qualname__
+    return kind.rpartition(".")[2]
+
+
 def plain_base(value: Any) -> type | None:
     """The plain type a subclass's value crosses as (see ``_PLAIN_BASES``), if any."""
     for base in _PLAIN_BASES:

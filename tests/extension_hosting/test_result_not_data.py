@@ -1,4 +1,5 @@
-"""A tool result the sandbox cannot take names the extension's own type, not Vis's internals."""
+"""A tool result the sandbox cannot take names the extension's own type, not Vis's internals,
+and where it sits in the result."""
 
 from __future__ import annotations
 
@@ -62,10 +63,10 @@ async def test_a_result_with_a_value_that_is_not_data_names_its_type(
         outcome = await run_turn(host)
         (block,) = outcome.blocks
         paint, shade = block.stdout.splitlines()
-        assert "the result (Paint) cannot be returned to Python" in paint, paint
-        assert "the result (Shade) cannot be returned to Python" in shade, shade
+        assert "cannot be returned to Python: result.shade is a Shade, which cannot" in paint
+        assert "cannot be returned to Python: result is a Shade, which cannot" in shade
         for text in (paint, shade):
-            assert "Shade value cannot cross the sandbox boundary" in text, text
+            assert "cannot cross the sandbox boundary" in text, text
             assert "RemoteObject" not in text and "vis_core.ipc" not in text, text
     finally:
         await host.close()

@@ -223,9 +223,9 @@ async def test_user_names_win_over_new_tools(make_sandbox: MakeSandbox) -> None:
 
 
 async def test_unencodable_arguments_fail_in_the_block(sandbox: Sandbox) -> None:
-    result = await sandbox.run("await echo(object())")
+    result = await sandbox.run("await echo(1, [0, 1, object()])")
     assert result.error is not None
-    assert "cannot cross the sandbox boundary" in result.error
+    assert "args[1][2] is an object, which cannot cross the sandbox boundary" in result.error
     assert 'File "<block 1>", line 1' in result.error and "vis_core" not in result.error
 
 

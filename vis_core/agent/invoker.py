@@ -83,15 +83,12 @@ def returnable(value: Any) -> None:
     """Raise when ``value`` cannot cross back to the sandbox (an Activity then fails)."""
     if type(value) in _CROSSING or isinstance(value, HostHandle):  # Encoded: it crosses as is
         return
-    # msgspec: only once a call returns to the sandbox
-    from vis_core.ipc.values import encode, type_name
+    from vis_core.ipc.values import encode  # msgspec: only once a call returns to the sandbox
 
     try:
-        encode(value, handle_out=lambda handle: {"id": ""})
+        encode(value, handle_out=lambda handle: {"id": ""}, root="result")
     except Exception as exc:
-        raise TypeError(
-            f"the result ({type_name(value)}) cannot be returned to Python: {exc}"
-        ) from exc
+        raise TypeError(f"the result cannot be returned to Python: {exc}") from exc
 
 
 class ToolInvoker:

@@ -204,12 +204,10 @@ class CommandRegistry:
 def _not_shown(name: str, owner: str, value: Any) -> CommandResult:
     """What an extension's command that returned something Vis cannot show gets: what it
     returned, by its class as the extension writes it, and what it may return instead."""
-    from vis_core.ipc.values import type_name
+    from vis_core.ipc.values import described
 
-    kind = type_name(value)
-    returned = "None" if value is None else f"{'an' if kind[:1] in 'AEIOUaeiou' else 'a'} {kind}"
     return err(
-        f"/{name} returned {returned}, which Vis cannot show",
+        f"/{name} returned {described(value)}, which Vis cannot show",
         f"The run function of /{name} (extension {owner!r}) may return vis.ok(title, "
         "body=None, data=None), vis.err(title, body=None, data=None) or a string (an ok "
         "title); what it has to show goes in the body, as Markdown text.",

@@ -46,6 +46,7 @@ import msgspec
 
 from vis_core.contracts.sequence import check_backing_value, sequence_field_of
 from vis_core.ipc.encoded import Encoded
+from vis_core.ipc.uncrossable import Uncrossable
 from vis_core.model.handles import HostHandle
 from vis_core.records import registry
 from vis_core.records.record import Record, RecordInfo, info_state, restore_record
@@ -167,8 +168,16 @@ def unregister_codec(tag: str) -> None:
     _CODECS.pop(tag, None)
 
 
-def encode(value: Any, *, handle_out: HandleOut | None = None) -> Any:
-    """``value`` as JSON-ready data; ``handle_out`` turns a :class:`HostHandle` into its ref."""
+def encode(value: Any, *, handle_out: HandleOut | None = None, root: str = "") -> Any:
+    """``value`` as JSON-ready data; ``handle_out`` turns a :class:`HostHandle` into its ref.
+    What cannot cross is a ``TypeError`` naming its path from ``root`` (``args[1][2]``)."""
+    try:
+        return _encode(value, handle_out)
+    except Uncrossable as exc:
+        raise TypeError(exc.text(root)) from None
+
+
+def _encode(value: Any, handle_out: HandleOut | None) -> Any:
     kind = type(value)
     if kind in _SCALARS:
         return value
@@ -178,25 +187,28 @@ def encode(value: Any, *, handle_out: HandleOut | None = None) -> Any:
         if math.isfinite(value):
             return value
         return {TAG: "float", "v": "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
-    if kind is list:
-        return [encode(item, handle_out=handle_out) for item in value]
-    if kind is dict:
-        if TAG not in value and all(type(k) is str for k in value):
-            return {k: encode(v, handle_out=handle_out) for k, v in value.items()}
-        pairs = [
-            [encode(k, handle_out=handle_out), encode(v, handle_out=handle_out)]
-            for k, v in value.items()
-        ]
-        return {TAG: "dict", "v": pairs}
-    if kind is tuple:
-        return {TAG: "tuple", "v": [encode(item, handle_out=handle_out) for item in value]}
+    try:  # a container that fails finds which of its items did (see uncrossable)
+        if kind is list:
+            return [_encode(item, handle_out) for item in value]
+        if kind is dict:
+            if TAG not in value and all(type(k) is str for k in value):
+                return {k: _encode(v, handle_out) for k, v in value.items()}
+            pairs = [[_encode(k, handle_out), _encode(v, handle_out)] for k, v in value.items()]
+            return {TAG: "dict", "v": pairs}
+        if kind is tuple:
+            return {TAG: "tuple", "v": [_encode(item, handle_out) for item in value]}
+    except Uncrossable as exc:
+        raise exc.within(value) from None
     for codec in reversed(_CODECS.values()):
         if codec.matches(value):
-            return {TAG: codec.tag, "v": encode(codec.encode(value), handle_out=handle_out)}
+            try:
+                return {TAG: codec.tag, "v": _encode(codec.encode(value), handle_out)}
+            except Uncrossable as exc:
+                raise exc.as_field(value) if codec.tag == RECORD else exc.seen_as(value) from None
     return _encode_other(value, handle_out)
 
 
-def dumps(value: Any, *, handle_out: HandleOut | None = None) -> msgspec.Raw:
+def dumps(value: Any, *, handle_out: HandleOut | None = None, root: str = "") -> msgspec.Raw:
     """``value`` encoded (:func:`encode`) into MessagePack, ready to go into a message as it is.
 
     Plain data (scalars, lists, dicts of string keys: most values) is packed in one pass in C
@@ -213,7 +225,7 @@ def dumps(value: Any, *, handle_out: HandleOut | None = None) -> msgspec.Raw:
                 return msgspec.Raw(data)
         except (TypeError, ValueError, OverflowError, RecursionError, msgspec.DecodeError):
             pass  # encode() says what it cannot take
-    return msgspec.Raw(_pack(encode(value, handle_out=handle_out)))
+    return msgspec.Raw(_pack(encode(value, handle_out=handle_out, root=root)))
 
 
 def loads(data: bytes | msgspec.Raw, *, handle_in: HandleIn | None = None) -> Any:
@@ -236,25 +248,40 @@ def _encode_other(value: Any, handle_out: HandleOut | None) -> Any:
         return {TAG: "handle", "v": ref}
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value)
-    if isinstance(value, frozenset):
-        return {TAG: "frozenset", "v": [encode(item, handle_out=handle_out) for item in value]}
-    if isinstance(value, set):
-        return {TAG: "set", "v": [encode(item, handle_out=handle_out) for item in value]}
+    try:
+        if isinstance(value, frozenset):
+            return {TAG: "frozenset", "v": [_encode(item, handle_out) for item in value]}
+        if isinstance(value, set):
+            return {TAG: "set", "v": [_encode(item, handle_out) for item in value]}
+    except Uncrossable as exc:
+        raise exc.within(value) from None
     base = plain_base(value)
     if base is not None:  # IntEnum, a str-Enum, NamedTuple, defaultdict...: as their base type
-        return encode(plain_value(value, base), handle_out=handle_out)
+        plain = plain_value(value, base)
+        try:
+            return _encode(plain, handle_out)
+        except Uncrossable as exc:
+            raise exc.seen_as(value) from None
     if isinstance(value, enum.Enum):  # any other Enum member: as its value
-        return encode(value.value, handle_out=handle_out)
+        try:
+            return _encode(value.value, handle_out)
+        except Uncrossable as exc:
+            raise exc.seen_as(value, ".value") from None
     lend = _lend.get()
     if lend is not None:
         return {TAG: "handle", "v": lend(value)}
-    kind = getattr(value, "__vis_type_name__", None)  # an object lent by an extension worker
-    if not isinstance(kind, str):
-        kind = f"{type(value).__module__}.{type(value).__qualname__}"
-    raise TypeError(
-        f"a {kind} value cannot cross the sandbox boundary; pass JSON data, tuples, sets, "
-        "bytes or a registered record type"
-    )
+    failed = Uncrossable(described(value))
+    failed.part = value
+    raise failed
+
+
+def described(value: Any) -> str:
+    """``value``'s class for a message, with its article: ``a MyThing``, ``an int``; None as
+    itself."""
+    if value is None:
+        return "None"
+    kind = type_name(value)
+    return f"{'an' if kind[:1] in 'AEIOUaeiou' else 'a'} {kind}"
 
 
 def type_name(value: Any) -> str:

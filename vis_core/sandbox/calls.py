@@ -265,7 +265,8 @@ class ChildCalls:
                 return self._handle_out(obj, origin)
 
             try:
-                return framed(Result(rid, True, wire.dumps(value, handle_out=handle_out)))
+                data = wire.dumps(value, handle_out=handle_out, root="result")
+                return framed(Result(rid, True, data))
             except Exception as exc:  # a result it cannot write
                 error = exc
         described = {"type": type(error).__name__, "message": str(error)}

@@ -329,8 +329,9 @@ class Child:
             )
         self.next_id += 1
         rid = self.next_id
-        encoded_args = list(map(wire.encode, args))
-        encoded_kwargs = wire.encode(kwargs) if kwargs else {}
+        # what cannot cross is named by its path: args[1][2], kwargs["conn"]
+        encoded_args = [wire.encode(arg, root=f"args[{n}]") for n, arg in enumerate(args)]
+        encoded_kwargs = wire.encode(kwargs, root="kwargs") if kwargs else {}
         message = (
             ToolCall(rid, target["name"], encoded_args, encoded_kwargs)
             if kind == "call"

@@ -269,7 +269,7 @@ class Sandbox:
             from vis_core.ipc.values import encode  # the IPC layer: only with globals now
 
             try:
-                self._globals = encode(dict(globals))
+                self._globals = encode(dict(globals), root="globals")
             except TypeError as exc:
                 raise TypeError(f"Sandbox globals must be JSON-able data: {exc}") from exc
         self._snapshot_save = snapshot_save
@@ -814,7 +814,7 @@ class Sandbox:
 
         message = Run(block, safe_text(code))
         if globals and isinstance(globals, Mapping):
-            message.globals = encode(dict(globals))
+            message.globals = encode(dict(globals), root="globals")
         self._sent_version = self._version()
         tools = await asyncio.to_thread(self._tool_list)  # built again after a reload
         if tools != self._sent_tools:

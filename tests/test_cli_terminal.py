@@ -303,6 +303,34 @@ def test_vis_run_shows_invisible_characters_in_names_and_answers(
     assert not {"\u200b", "\u200c", "\U000e0020"} & set(shown), shown
 
 
+STRAY = "Run rm\ufe0f\ufe0e\ufe01 now: \u2764\ufe0f 1\ufe0f\u20e3 \u2764\ufe0f\ufe0e\ufe01"
+
+
+def test_vis_run_shows_stray_variation_selectors_and_blank_braille_in_names(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    """A run of variation selectors after ``rm`` (four hidden bits each) reached the terminal
+    raw, as did ``a\u2800.txt``, whose braille blank drew as a space. A selector that selects
+    nothing (after an ASCII letter, after another selector) is shown by name; those of ❤️ and
+    the keycap 1️⃣ stay. A name shows the braille blank as its escape."""
+    code = "open('a' + chr(0x2800) + '.txt', 'w').close()\n"
+    shown = _run_with_tools(workspace, vis_home, tmp_path, [{"code": code}, {"text": STRAY}])
+    (line,) = [line for line in shown.splitlines() if line.startswith("✓ python")]
+    assert "+ a\\u2800.txt" in line and "\u2800" not in shown, shown
+    kept = "\u2764\ufe0f 1\ufe0f\u20e3 \u2764\ufe0f"
+    assert f"Run rm<U+FE0F><U+FE0E><U+FE01> now: {kept}<U+FE0E><U+FE01>" in shown, shown
+
+
+def test_terminal_json_escapes_stray_variation_selectors_as_the_same_value() -> None:
+    """As ``vis run --json`` and ``vis export --format json`` write them."""
+    from vis_core.terminal import terminal_json
+
+    line = json.dumps({"text": STRAY}, ensure_ascii=False)
+    shown = terminal_json(line)
+    assert json.loads(shown) == {"text": STRAY}
+    assert "Run rm\\ufe0f\\ufe0e\\ufe01 now" in shown and "\u2764\ufe0f 1\ufe0f\u20e3" in shown
+
+
 def test_terminal_json_escapes_hidden_characters_as_the_same_value() -> None:
     """A tag character in JSON output is escaped as its surrogate pair: the same string."""
     from vis_core.terminal import terminal_json

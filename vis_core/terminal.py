@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from vis_core.model.invisible import HIDDEN_IN_PROSE
+from vis_core.model.invisible import HIDDEN_IN_PROSE, show_stray_selectors
 
 # C0 controls but tab and newline, DEL, and the C1 controls (8-bit CSI, OSC …) become visible.
 _C0_C1 = (*range(0x20), 0x7F, *range(0x80, 0xA0))
@@ -66,6 +66,7 @@ def terminal_text(text: str) -> str:
     text = text.translate(_control_table())
     if text.isascii():
         return text
+    text = show_stray_selectors(text, _by_name)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
@@ -84,9 +85,15 @@ def shell_command(*words: str) -> str:
 
 def terminal_json(line: str) -> str:
     """A JSON text safe for a terminal: C1 controls, bidi controls and hidden characters
-    inside its strings become ``\\u00NN`` escapes (the same JSON value); only the few places
-    that need it are changed."""
-    return _JSON_UNSAFE.sub(lambda found: _json_escape(ord(found.group())), line)
+    inside its strings become ``\\u00NN`` escapes (the same JSON value), and each variation
+    selector that selects nothing (:data:`~vis_core.model.invisible.STRAY_SELECTOR`); only the
+    few places that need it are changed."""
+    line = _JSON_UNSAFE.sub(lambda found: _json_escape(ord(found.group())), line)
+    return show_stray_selectors(line, lambda character: _json_escape(ord(character)))
+
+
+def _by_name(character: str) -> str:
+    return f"<U+{ord(character):04X}>"
 
 
 class TerminalWriter:

@@ -90,6 +90,40 @@ def test_invisible_characters_are_shown_but_emoji_keep_their_joiners() -> None:
         assert Content(emoji).plain == emoji and Text(emoji).plain == emoji
 
 
+def test_variation_selectors_that_select_nothing_are_shown() -> None:
+    """A run of variation selectors after ``rm`` (four hidden bits each) drew as nothing: one
+    after an ASCII letter or another selector is drawn as a picture of the same length, as
+    the CLI shows it by name; those of ❤️ and the keycap 1️⃣ stay."""
+    from rich.text import Text
+    from textual.content import Content
+
+    text = "rm\ufe0f\ufe0e\ufe01 \u2764\ufe0f 1\ufe0f\u20e3 \u2764\ufe0f\ufe0e"
+    shown = "rm\ufffd\ufffd\ufffd \u2764\ufe0f 1\ufe0f\u20e3 \u2764\ufe0f\ufffd"
+    assert Content(text).plain == shown and Text(text).plain == shown
+
+
+async def test_a_stray_selector_in_an_answer_and_a_braille_blank_in_a_name_are_shown(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The app shows the answer and the file name as ``vis run`` does (see
+    tests/test_cli_terminal.py): the selectors after ``rm`` and the name's U+2800."""
+    script = write_script(
+        tmp_path,
+        [
+            {"code": "open('a' + chr(0x2800) + '.txt', 'w').close()"},
+            {"text": "Run rm\ufe0f\ufe0e now \u2764\ufe0f done"},
+        ],
+    )
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(120, 50)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"go", "enter")
+        await until(pilot, lambda: "done" in _painted(app))
+        painted = _painted(app)
+        assert "Run rm\ufffd\ufffd now \u2764\ufe0f done" in painted
+        assert "a\\u2800.txt" in painted and "\u2800" not in painted
+
+
 def _links(app: VisApp) -> set[str]:
     """Every hyperlink the screen's widgets hand the terminal."""
     links = set()

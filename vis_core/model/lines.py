@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from vis_core.model.invisible import INVISIBLE
+from vis_core.model.invisible import INVISIBLE_IN_NAMES
 
 # Every character str.splitlines() breaks at (a terminal, a log viewer or a browser starts a
-# new line there), the tab, and every character that draws as nothing (a name holding one
-# looks like another: ``setup\u200c.py`` beside ``setup.py``).
+# new line there), the tab, and every character that draws as nothing in a name (one holding
+# it looks like another: ``setup\u200c.py`` beside ``setup.py``, ``a\u2800.txt``).
 _BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
@@ -19,7 +19,7 @@ def _escape(code: int) -> str:
 
 LINE_TABLE: dict[int, str] = {
     ord(c): _NAMED.get(c) or _escape(ord(c)) for c in (*_BREAKS, "\t")
-} | {code: _escape(code) for code in INVISIBLE}
+} | {code: _escape(code) for code in INVISIBLE_IN_NAMES}
 _KEEP_TABS = {code: shown for code, shown in LINE_TABLE.items() if code != ord("\t")}
 
 

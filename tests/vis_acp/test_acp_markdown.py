@@ -66,6 +66,31 @@ async def test_the_start_notice_names_a_checkouts_files_as_text(workspace, vis_h
     assert tags <= {"p", "br"}  # no link, no bold: the name as it is on disk
 
 
+async def test_a_project_changed_since_it_was_trusted_gets_one_true_note(
+    workspace, vis_home, tmp_path
+):
+    """The editor got "… changed since you trusted it …" and, beside it, "This project is
+    not trusted …": one note now, as the app and `vis run` say it."""
+    from vis_core.paths import TrustStore, VisPaths
+
+    entry = workspace / ".vis" / "extensions" / "hello.py"
+    entry.parent.mkdir(parents=True)
+    entry.write_text("x = 1\n")
+    TrustStore(VisPaths.from_env({"VIS_HOME": str(vis_home)})).trust(workspace)
+    entry.write_text("x = 2\n")
+    client = EditorClient()
+    async with vis_acp(client, workspace, vis_home, script(tmp_path, [{"text": "Hi."}])) as (
+        conn,
+        _,
+    ):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await conn.prompt(session_id=sid, prompt=[text_block("hello")])
+    _, shown = rendered(client.text("agent_thought_chunk"))
+    notes = [line for line in shown.splitlines() if "trust" in line]
+    assert len(notes) == 1 and "changed since you trusted it" in notes[0], shown
+
+
 async def test_the_draft_approval_lists_the_models_file_names_as_text(
     workspace, vis_home, tmp_path
 ):

@@ -188,12 +188,7 @@ class VisAgent:
         core = link.core
         link.send(update_available_commands(commands(core)))
         _, jail = core.jail_mode(link.session.id)
-        notes = [jail, *core.startup_notes()]
-        if not core.trusted:
-            notes.append(
-                "This project is not trusted: its extensions, MCP servers and environment "
-                f"values wait until you run `vis trust {core.project_root}`."
-            )
+        notes = [jail, *core.startup_notes()]  # one of them says what an untrusted project skipped
         said = "\n".join(f"Vis: {n}" for n in notes)
         link.send(update_agent_thought_text(literal(said) + "\n"))
 

@@ -3,6 +3,10 @@ note says why, true to whether the person never trusted it or changed it since."
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -44,3 +48,29 @@ def test_a_project_not_loaded_gets_one_true_note(
     why = "changed since you trusted it" if trusted_once else "is not trusted"
     assert why in note and f"`vis trust {workspace}`" in note, note
     assert "extensions (outside the jail): hello.py" in note and "vis.yml (sets jail)" in note
+
+
+def test_the_notes_vis_trust_is_a_command_a_shell_runs(vis_home: Path, tmp_path: Path) -> None:
+    """A project folder with a space, a quote and ``$`` in its name: the note's `vis trust`
+    command, pasted into a shell, trusts that folder, and the command then runs."""
+    workspace = tmp_path / "it's my $project"
+    entry = workspace / ".vis" / "extensions" / "hello.py"
+    entry.parent.mkdir(parents=True)
+    entry.write_text(HELLO, encoding="utf-8")
+    run = ("run", "--provider", "scripted", "--script", str(script(tmp_path, [])), "/hello")
+    skipped = vis(*run, cwd=workspace, env_home=vis_home)
+    command = re.search(r"run `(vis trust [^`]*)` to allow them", skipped.stderr)
+    assert command is not None, skipped.stderr
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["VIS_HOME"] = str(vis_home)
+    pasted = subprocess.run(  # `vis` as the person's shell finds it
+        ["bash", "-c", f'vis() {{ "{sys.executable}" -m vis_core.cli "$@"; }}\n{command[1]}'],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert pasted.returncode == 0 and f"Trusted {workspace}" in pasted.stdout, pasted.stderr
+    loaded = vis(*run, cwd=workspace, env_home=vis_home)
+    assert loaded.returncode == 0 and "hello there" in loaded.stdout, loaded.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -590,13 +591,19 @@ def project_trusted(project: Path | str, paths: VisPaths | None = None) -> bool:
         return False
 
 
+def trust_command(project_root: Path | str) -> str:
+    """``vis trust ROOT`` as a person pastes it into a shell: a folder with a space, a quote
+    or ``$`` in its name stays one word."""
+    return f"vis trust {shlex.quote(str(project_root))}"
+
+
 def control_files_changed(project_root: Path) -> str:
     """The notice when a trusted project's control files changed."""
     return (
         f"The project's control files (.vis/, vis.yml, .env*) in {project_root} changed since "
         "you trusted it, so its extensions, MCP servers, environment and settings are not "
         "loaded from the next start (or /reload) on. Review the change, then run "
-        f"`vis trust {project_root}`."
+        f"`{trust_command(project_root)}`."
     )
 
 
@@ -606,7 +613,7 @@ def trust_lapsed(project_root: Path) -> str:
     return (
         f"The project's control files (.vis/, vis.yml, .env*) in {project_root} changed since "
         "you trusted it, so Vis skipped its extensions, MCP servers, environment and settings. "
-        f"Review the change, then run `vis trust {project_root}` and Reload (/reload, or "
+        f"Review the change, then run `{trust_command(project_root)}` and Reload (/reload, or "
         "Reload in Settings), or start Vis again."
     )
 
@@ -625,5 +632,5 @@ def lapsed_extension(project_root: Path) -> str:
     """Why a project extension did not load: the project's trust lapsed."""
     return (
         "not loaded: the project's control files (.vis/, vis.yml, .env*) changed since you "
-        f"trusted it; review the change, then run `vis trust {project_root}` and Reload"
+        f"trusted it; review the change, then run `{trust_command(project_root)}` and Reload"
     )

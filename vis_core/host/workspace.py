@@ -14,6 +14,7 @@ from vis_core.paths import (
     VisPaths,
     control_files_changed,
     project_fingerprint,
+    trust_command,
     trust_lapsed,
     trusted_again,
 )
@@ -239,7 +240,7 @@ class Workspace:
             return [
                 f"{path} appeared during this session (made by a block, a command or you). "
                 "It loads code or changes settings once the project is trusted: read it "
-                f"before you run `vis trust {self.project_root}` or trust the project"
+                f"before you run `{trust_command(self.project_root)}` or trust the project"
             ]
         return []
 

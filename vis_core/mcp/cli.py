@@ -179,7 +179,7 @@ def run_mcp(
 
 def workspace_config(workspace: Path) -> tuple[McpConfig, str | None]:
     """The workspace's servers and a note when an untrusted project's file was skipped."""
-    from vis_core.paths import TrustStore, VisPaths, find_project_root
+    from vis_core.paths import TrustStore, VisPaths, find_project_root, trust_command
 
     paths = VisPaths.from_env()
     root = find_project_root(workspace)
@@ -188,7 +188,7 @@ def workspace_config(workspace: Path) -> tuple[McpConfig, str | None]:
     if not trusted and project_file(root).is_file():
         note = (
             f"{project_file(root)} was skipped: the project is not trusted; "
-            f"run `vis trust {root}` to use its servers"
+            f"run `{trust_command(root)}` to use its servers"
         )
     return load_config(paths.mcp_file, root, trusted=trusted, snapshot=snapshot), note
 

@@ -529,6 +529,7 @@ def _trust_copy(original: Path, copy: Path) -> str:
         VisPaths,
         find_project_root,
         take_snapshot,
+        trust_command,
     )
 
     root = find_project_root(original)
@@ -539,7 +540,7 @@ def _trust_copy(original: Path, copy: Path) -> str:
         if not store.is_trusted(root):
             return (
                 f"the project {root} is not trusted: its extensions and MCP servers were "
-                f"skipped (`vis trust {root}` first to replay with them)"
+                f"skipped (`{trust_command(root)}` first to replay with them)"
             )
         snapshot = take_snapshot(copy)
         if snapshot.fingerprint != take_snapshot(root).fingerprint:

@@ -14,7 +14,7 @@ from vis_core.extension.context import current_call
 from vis_core.extension.settings_decl import Setting, SettingScope
 from vis_core.model.channel import Channel
 from vis_core.model.extensions import ExtensionStatus
-from vis_core.paths import ControlSnapshot, TrustStore, take_snapshot
+from vis_core.paths import ControlSnapshot, TrustStore, take_snapshot, trust_command
 from vis_core.settings.core import CORE_SETTINGS, GUARDED, default_value
 from vis_core.settings.declaring import ExtensionSet
 from vis_core.settings.owners import SettingOwner, declared
@@ -194,7 +194,7 @@ class SettingsReader:
         """Why a project value has no effect (untrusted project)."""
         return (
             f"setting {setting_id!r} is ignored at project scope until you trust this "
-            f"project: run `vis trust {self.project_root}`"
+            f"project: run `{trust_command(self.project_root)}`"
         )
 
     def skipped_project_values(self) -> list[tuple[Path, list[str]]]:
@@ -310,7 +310,7 @@ class SettingsReader:
             if scope is SettingScope.PROJECT and not self.trusted:
                 ignored.append(
                     f"the project value of setting {setting.id!r} is ignored: the project is "
-                    f"not trusted; run `vis trust {self.project_root}` to apply it"
+                    f"not trusted; run `{trust_command(self.project_root)}` to apply it"
                 )
                 continue
             if scope not in setting.scopes:

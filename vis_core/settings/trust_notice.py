@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.model.lines import on_one_line
-from vis_core.paths import EXTENSIONS_FOLDER, ControlSnapshot, control_files
+from vis_core.paths import EXTENSIONS_FOLDER, ControlSnapshot, control_files, trust_command
 from vis_core.settings.storage import ProjectValues
 
 # project values that loosen what protects the person (said first, with what they do)
@@ -62,10 +62,10 @@ def skipped_notice(
         return (
             f"The project's control files (.vis/, vis.yml, .env*) in {root} changed since you "
             f"trusted it, so Vis skipped its {skipped}; review the change, then run "
-            f"`vis trust {root}` to allow them"
+            f"`{trust_command(root)}` to allow them"
         )
     return (
-        f"project {root} is not trusted, so Vis skipped its {skipped}; run `vis trust {root}` "
+        f"project {root} is not trusted, so Vis skipped its {skipped}; run `{trust_command(root)}` "
         "to allow them"
     )
 

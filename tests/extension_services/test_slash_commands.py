@@ -106,7 +106,7 @@ async def test_a_command_uses_the_sessions_tools_and_must_return_a_result(
     peeked = await run.host.commands.run(session, "/peek notes.txt")
     assert peeked.ok, peeked.body
     assert "1: remember the milk" in peeked.body  # the session's own cat, numbered lines
-    for name, kind in (("count", "int"), ("nothing", "NoneType")):
+    for name, kind in (("count", "an int"), ("nothing", "None")):
         wrong = await run.host.commands.run(session, f"/{name}")
-        assert not wrong.ok and wrong.title == f"/{name} returned {kind}"
+        assert not wrong.ok and wrong.title == f"/{name} returned {kind}, which Vis cannot show"
         assert f"/{name} (extension 'reader')" in wrong.body and "vis.ok" in wrong.body

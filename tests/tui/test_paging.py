@@ -460,6 +460,7 @@ async def test_a_command_ending_between_turns_leaves_a_person_reading_old_turns_
     from .test_background_note import START
 
     script = write_script(tmp_path, [{"code": START}, {"text": "Started."}])
+    (workspace / ".gitignore").write_text("go\n")  # the test's signal: no file a block changed
     async with _paging(workspace, script) as (app, pilot, transcript):
         await type_keys(pilot, *"build", "enter")
         await until(pilot, lambda: transcript.last_answer == "Started.")

@@ -331,16 +331,27 @@ def git_files(folder: str, *, rules: bool = False) -> list[str]:
     return [os.path.join(folder, name) for name in dict.fromkeys(names) if name]
 
 
-def _git_named(root: str, hidden: bool, rules: bool) -> Iterator[str]:
-    """The files Git lists under ``root`` that a search sees (no ``.git``, hidden ones only
-    when asked, the ``.gitignore`` files Git enters with ``rules``), as absolute paths; not
-    yet checked on disk."""
-    cut = len(os.path.join(root, ""))
-    for path in git_files(root, rules=rules):
+MAX_NESTED = 100  # nested repositories a listing enters at most, the first Git lists first
+
+
+def _git_named(root: str, repo: str, hidden: bool, rules: bool) -> Iterator[str]:
+    """The files Git lists in repository ``repo`` (``root`` or a folder of it) that a search
+    of ``root`` sees (no ``.git``, hidden ones only when asked, the ``.gitignore`` files Git
+    enters with ``rules``), as absolute paths; not yet checked on disk. A nested repository
+    is one entry (``pkg/`` untracked, ``pkg`` a submodule's gitlink), a folder on disk. Where
+    Git fails in a nested one, Vis's walk lists it by its ``.gitignore`` files."""
+    try:
+        named: Iterable[str] = git_files(repo, rules=rules)
+    except RuntimeError:
+        if repo == root:
+            raise
+        named = (path for path, _ in _walk(repo, hidden, True, rules=rules))
+    cut = len(os.path.join(repo, ""))
+    for path in named:
         parts = path[cut:].split("/")
         if ".git" in parts or (not hidden and any(p.startswith(".") for p in parts)):
             continue
-        yield path
+        yield path.rstrip("/")
 
 
 def listed_states(
@@ -351,7 +362,10 @@ def listed_states(
     with its ``lstat``: each read through its folder's descriptor, never through a link (a
     folder of a Git-listed path opened beneath ``root``: a link out of it or a folder gone on
     the way leaves the path out). ``most``: the listing ends once it holds that many, so a
-    folder too big to list costs no more than one of that size."""
+    folder too big to list costs no more than one of that size. Git lists a nested
+    repository (a clone, a submodule's checkout, one a block made) as one entry: each of
+    them, up to :data:`MAX_NESTED`, is listed by its own Git and rules, as the walk outside
+    Git enters them."""
     found: dict[str, os.stat_result] = {}
     if git_toplevel(root) is None:
         for path, entry in _walk(root, hidden, links, rules=rules):
@@ -360,14 +374,30 @@ def listed_states(
             if len(found) == most:
                 break
         return found
-    for path, fd, name in _in_folders(root, _git_named(root, hidden, rules)):
-        with contextlib.suppress(OSError):
-            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    repos = [root]  # the workspace's repository, then each nested one its listings name
+    for repo in repos:
+        for path, fd, name in _in_folders(root, _git_named(root, repo, hidden, rules)):
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue  # gone
             if stat.S_ISREG(st.st_mode) or (links and stat.S_ISLNK(st.st_mode)):
                 found[path] = st
-        if len(found) == most:
-            break
+            elif stat.S_ISDIR(st.st_mode) and len(repos) <= MAX_NESTED and _holds_git(fd, name):
+                repos.append(path)
+            if len(found) == most:
+                return found
     return found
+
+
+def _holds_git(fd: int, name: str) -> bool:
+    """Whether folder ``name`` of the open folder ``fd`` holds a ``.git`` (a nested
+    repository; a submodule not checked out holds none and nothing to list)."""
+    try:
+        os.stat(f"{name}/.git", dir_fd=fd, follow_symlinks=False)
+    except OSError:
+        return False
+    return True
 
 
 def listed_files(root: str, *, hidden: bool) -> list[str]:

@@ -1,0 +1,116 @@
+"""The files of a git repository nested in the workspace (one a block makes, a vendored
+clone, a submodule's checkout) are listed in a block's row and put back by ``/undo``: Git's
+listing of the workspace names such a repository as one entry, so each is listed by its own
+Git (or by Vis's walk where that Git fails)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from cli_support import script
+
+from vis_core.agent.person_input import undo
+from vis_core.events import BlockFinished
+from vis_core.host import Host, HostOptions
+from vis_core.model.block import FileChangeKind
+from vis_core.model.undo import UndoReport
+from vis_core.tools.ignore import listed_states
+
+
+def _git(folder: Path, *args: str) -> None:
+    base = ["git", "-C", str(folder), "-c", "user.email=a@b", "-c", "user.name=a"]
+    subprocess.run([*base, *args], check=True, capture_output=True)
+
+
+def _repository(folder: Path, files: dict[str, str]) -> None:
+    """A repository in ``folder`` with ``files`` committed."""
+    folder.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    _git(folder, "add", ".")
+    _git(folder, "commit", "-q", "-m", "i")
+
+
+async def _turn(ws: Path, tmp_path: Path, code: str) -> tuple[list[BlockFinished], UndoReport]:
+    """One turn whose one block runs ``code`` in the sandbox, then ``/undo``: the block's
+    row and what /undo did."""
+    steps = [{"code": code}, {"text": "Done."}]
+    host = await Host.open(
+        HostOptions(workspace=ws, provider="scripted", script=script(tmp_path, steps))
+    )
+    events: list[object] = []
+    try:
+        session = await host.new_session()
+        session.subscribe(events.append)
+        await session.submit("work")
+        report = await undo(session)
+    finally:
+        await host.close()
+    return [e for e in events if isinstance(e, BlockFinished)], report
+
+
+async def test_a_file_in_a_repository_a_block_made_is_listed_and_undone(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A block ran ``git init pkg`` and wrote ``pkg/evil.py``: Git's listing of the
+    workspace named only ``pkg/``, so the row showed no file and /undo left ``evil.py``.
+    Nothing of ``pkg/.git`` is listed."""
+    _repository(workspace, {"app.py": "print('hi')\n"})
+    code = (
+        "await (await shell('git init -q pkg')).wait(60)\n"
+        "open('pkg/evil.py', 'w').write('import os\\n')\n"
+    )
+    blocks, report = await _turn(workspace, tmp_path, code)
+    assert [(c.path, c.kind) for c in blocks[0].files] == [("pkg/evil.py", FileChangeKind.CREATED)]
+    assert "+import os\n" in blocks[0].files[0].diff
+    assert report.removed == ("pkg/evil.py",)
+    assert not (workspace / "pkg" / "evil.py").exists()
+
+
+@pytest.mark.parametrize("tracked", [False, True], ids=["clone", "submodule"])
+async def test_an_edit_in_an_existing_nested_repository_is_listed_and_undone(
+    workspace: Path, tmp_path: Path, tracked: bool
+) -> None:
+    """A vendored clone (untracked, ``vendor/lib/``) or a submodule's checkout (a gitlink
+    of the workspace's repository) was one entry of Git's listing: a block that edited and
+    added files in it listed none of them, and /undo could not put them back. Its own
+    ``.gitignore`` applies in it."""
+    _repository(workspace, {"app.py": "print('hi')\n"})
+    lib = workspace / "vendor" / "lib"
+    _repository(lib, {"setup.py": "SAFE = True\n", ".gitignore": "build/\n"})
+    if tracked:
+        _git(workspace, "add", "vendor/lib")
+        _git(workspace, "commit", "-q", "-m", "vendor")
+    code = (
+        "import os\n"
+        "open('vendor/lib/setup.py', 'w').write('SAFE = False\\n')\n"
+        "open('vendor/lib/hook.py', 'w').write('evil\\n')\n"
+        "os.mkdir('vendor/lib/build'); open('vendor/lib/build/out.o', 'w').write('o\\n')\n"
+    )
+    blocks, report = await _turn(workspace, tmp_path, code)
+    assert [(c.path, c.kind) for c in blocks[0].files] == [
+        ("vendor/lib/hook.py", FileChangeKind.CREATED),
+        ("vendor/lib/setup.py", FileChangeKind.CHANGED),
+    ]
+    assert "-SAFE = True\n+SAFE = False\n" in blocks[0].files[1].diff
+    assert report.restored == ("vendor/lib/setup.py",)
+    assert report.removed == ("vendor/lib/hook.py",)
+    assert (lib / "setup.py").read_text() == "SAFE = True\n"
+    assert (lib / "build" / "out.o").exists()  # ignored by the clone's own rules
+
+
+def test_a_nested_repository_git_refuses_is_walked(workspace: Path) -> None:
+    """Where Git refuses a nested repository (a driver Vis cannot switch off), Vis's walk
+    lists it, by its ``.gitignore`` files; its ``.git`` stays out."""
+    _repository(workspace, {"app.py": "print('hi')\n"})
+    lib = workspace / "lib"
+    _repository(lib, {"mod.py": "x = 1\n", ".gitignore": "*.log\n"})
+    (lib / "run.log").write_text("log\n")
+    with (lib / ".git" / "config").open("a") as config:
+        config.write('[filter "a=b"]\n\tclean = cat\n')
+    cut = len(str(workspace)) + 1
+    listed = {path[cut:] for path in listed_states(str(workspace), hidden=True, rules=True)}
+    assert listed == {"app.py", "lib/mod.py", "lib/.gitignore"}

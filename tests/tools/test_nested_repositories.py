@@ -5,6 +5,7 @@ Git (or by Vis's walk where that Git fails)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -16,6 +17,8 @@ from vis_core.events import BlockFinished
 from vis_core.host import Host, HostOptions
 from vis_core.model.block import FileChangeKind
 from vis_core.model.undo import UndoReport
+from vis_core.tools.block_changes import BlockChanges
+from vis_core.tools.checkpoints import Checkpoints
 from vis_core.tools.ignore import listed_states
 
 
@@ -114,3 +117,33 @@ def test_a_nested_repository_git_refuses_is_walked(workspace: Path) -> None:
     cut = len(str(workspace)) + 1
     listed = {path[cut:] for path in listed_states(str(workspace), hidden=True, rules=True)}
     assert listed == {"app.py", "lib/mod.py", "lib/.gitignore"}
+
+
+def test_a_nested_clones_files_cost_no_copy(tmp_path: Path) -> None:
+    """The files a nested repository holds unchanged are named by its git blobs, as the
+    workspace's own: a checkpoint copied each (a vendored clone of thousands of files
+    filled the copy budget, newest first, and the person's older untracked file went
+    without one). A change in the clone is shown and undone from the clone's git."""
+    ws, private = tmp_path / "ws", tmp_path / "private"
+    _repository(ws, {"app.py": "print('hi')\n"})
+    (ws / "notes.txt").write_text("my notes\n")
+    os.utime(ws / "notes.txt", (1_700_000_000, 1_700_000_000))  # older than the clone
+    lib = ws / "vendor" / "lib"
+    _repository(lib, {"setup.py": "SAFE = True\n", "other.py": "x = 1\n"})
+    points = Checkpoints(ws, private, max_new_files=1)
+    taken = points.take("t1", 1)
+    assert taken is not None
+    assert [p.read_bytes() for p in (private / "blobs").iterdir()] == [b"my notes\n"]
+    assert taken.files["vendor/lib/setup.py"][3].startswith("git:")
+
+    watch = BlockChanges(points, "t1")
+    watch.start()
+    (lib / "setup.py").write_text("SAFE = False\n")
+    (ws / "notes.txt").write_text("lost\n")
+    changes = {c.path: c for c in watch.finish()}
+    assert "-SAFE = True\n+SAFE = False\n" in changes["vendor/lib/setup.py"].diff
+    assert "-my notes\n+lost\n" in changes["notes.txt"].diff
+    report = points.restore(1)
+    assert report.restored == ("notes.txt", "vendor/lib/setup.py")
+    assert (lib / "setup.py").read_text() == "SAFE = True\n"
+    assert (ws / "notes.txt").read_text() == "my notes\n"

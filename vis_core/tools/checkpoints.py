@@ -3,8 +3,9 @@
 Before a turn's first block, direct tool call or ``!command``, every file a search sees
 (``.gitignore`` applies; dot files included) is recorded in a manifest in the session's
 private folder. A file git already holds as it is (tracked, unchanged from the index, same
-line endings, as long as its blob) is not copied: the manifest names its git blob, read back
-only if an undo needs it. Other files' bytes are kept once by content hash; a file unchanged
+line endings, as long as its blob) is not copied: the manifest names its git blob (of the
+workspace's repository or of the nested one that holds it), read back only if an undo needs
+it. Other files' bytes are kept once by content hash; a file unchanged
 since the previous checkpoint (same size, times, mode and inode) is not read again, and one
 of which only the change time, mode or inode moved is read and its hash compared: a block can
 put a file's modification time back after writing it, but not its change time. A checkpoint copies a
@@ -34,7 +35,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path, PurePosixPath
@@ -65,7 +66,7 @@ MAX_LINK_BYTES = 4 * 1024 * 1024  # of their paths and targets (each target up t
 KEEP = 20  # checkpoints kept per session; older ones (and blobs only they used) are removed
 LISTED = "files.json"  # the files of one checkpoint, all of them
 UNDONE = "undone.json"  # the positions of the turns /undo undid
-GIT = "git:"  # a digest naming a git blob (sha1) instead of a blob of our own
+GIT = "git:"  # a digest naming a git blob (sha1), ":folder" after it a nested repository's
 
 
 def git_blob_id(data: bytes) -> str:
@@ -76,20 +77,34 @@ def git_blob_id(data: bytes) -> str:
 _SAME_BYTES_ATTRS = (b"attr/", b"attr/text=auto", b"attr/text", b"attr/-text")
 
 
-def git_held_files(workspace: Path, sizes: dict[str, int]) -> dict[str, str]:
+def git_held_files(
+    workspace: Path, sizes: dict[str, int], nested: Iterable[str] = ()
+) -> dict[str, str]:
     """Files of ``sizes`` (relative path → size on disk) whose bytes git holds as they are,
     by blob id: tracked regular files unchanged from the index, no line-ending conversion
     (same endings in the index and on disk, no eol attribute) and a blob as long as the file
-    (a filter such as LFS changes it). Empty when the workspace is not in a sha1 git
-    repository or git fails."""
+    (a filter such as LFS changes it). Those of each repository of ``nested`` (relative
+    folders) too, by its own git, named ``blob:folder``. None of a repository that is not
+    sha1, nor when git fails in it; none of the workspace's outside a repository."""
     if no_repository_above(str(workspace)):
         return {}
+    found: dict[str, str] = {}
+    for repo in ("", *nested):
+        prefix, named = (f"{repo}/", f":{repo}") if repo else ("", "")
+        wanted = {rel[len(prefix) :]: size for rel, size in sizes.items() if rel.startswith(prefix)}
+        held = _held_in(workspace / repo, wanted) if wanted else {}
+        found.update((prefix + rel, blob + named) for rel, blob in held.items())
+    return found
+
+
+def _held_in(folder: Path, sizes: dict[str, int]) -> dict[str, str]:
+    """:func:`git_held_files` of the repository git finds at ``folder``, paths relative to it."""
     try:
-        form = run_git(["rev-parse", "--show-object-format"], workspace)
+        form = run_git(["rev-parse", "--show-object-format"], folder)
         if form.returncode != 0 or form.stdout.strip() != b"sha1":
             return {}
-        listed = run_git(["ls-files", "-s", "--eol", "-z"], workspace)
-        dirty = run_git(["diff-files", "--name-only", "--relative", "-z"], workspace)
+        listed = run_git(["ls-files", "-s", "--eol", "-z"], folder)
+        dirty = run_git(["diff-files", "--name-only", "--relative", "-z"], folder)
     except GitFailed:
         return {}
     if listed.returncode != 0 or dirty.returncode != 0:
@@ -109,7 +124,7 @@ def git_held_files(workspace: Path, sizes: dict[str, int]) -> dict[str, str]:
         rel = os.fsdecode(path)
         if stage == b"0" and mode in (b"100644", b"100755") and same_bytes and rel in sizes:
             found[rel] = blob.decode()
-    lengths = _blob_sizes(workspace, set(found.values()))
+    lengths = _blob_sizes(folder, set(found.values()))
     return {rel: blob for rel, blob in found.items() if lengths.get(blob) == sizes[rel]}
 
 
@@ -282,6 +297,7 @@ class Checkpoints:
         self._too_big = False  # the last listing found more than max_listed files
         self._looked = ""  # the turn the last checkpoint was taken (or tried) for
         self.links: dict[str, str] = {}  # the links the last scan found (path: target)
+        self.repos: list[str] = []  # the nested repositories it listed (relative folders)
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -387,10 +403,10 @@ class Checkpoints:
         costs a bounded listing per turn, not one per block, and is listed again once it
         may have shrunk. The links the same listing saw are kept in :attr:`links`, with
         their targets."""
-        root, listed = str(self.workspace), {}
+        root, listed, nested = str(self.workspace), {}, []
         if not self._too_big or again:
             listed = listed_states(
-                root, hidden=True, links=True, most=self.max_listed + 1, rules=True
+                root, hidden=True, links=True, most=self.max_listed + 1, rules=True, nested=nested
             )
             self._too_big = len(listed) > self.max_listed
         if self._too_big:
@@ -404,6 +420,7 @@ class Checkpoints:
         shown = {path: st for path, st in listed.items() if not self.files.hides(path)}
         links = [path for path, st in shown.items() if stat.S_ISLNK(st.st_mode)]
         self.links = {path[cut:]: target for path, target in link_targets(root, links).items()}
+        self.repos = [path[cut:] for path in nested if not self.files.hides(path)]
         files = {path[cut:]: st for path, st in shown.items() if stat.S_ISREG(st.st_mode)}
         return files if turn is None else self._as_turn_lists(files, turn)
 
@@ -475,7 +492,7 @@ class Checkpoints:
                 files[rel] = [*state[:3], old[3], *state[3:]]  # its bytes as then
             else:
                 sizes[rel] = state[0]
-        held = git_held_files(self.workspace, sizes) if sizes else {}
+        held = git_held_files(self.workspace, sizes, self.repos) if sizes else {}
         fresh = sorted(sizes.keys() - held.keys(), key=lambda rel: -scanned[rel].st_mtime_ns)
         kept = self._keep_newest(fresh, scanned)
         for rel in sizes:
@@ -862,16 +879,16 @@ class Checkpoints:
         if data is None:
             return False
         if digest.startswith(GIT):
-            return git_blob_id(data) == digest[len(GIT) :]
+            return git_blob_id(data) == digest[len(GIT) :].partition(":")[0]
         return hashlib.sha256(data).hexdigest() == digest
 
     def _bytes_of(self, digest: str) -> bytes | None:
         """The kept bytes of ``digest``: our blob, or git's (None: git no longer has it)."""
         if not digest.startswith(GIT):
             return (self.blobs / digest).read_bytes()
-        blob = digest[len(GIT) :]
+        blob, _, repo = digest[len(GIT) :].partition(":")  # a nested repository's: its folder
         try:
-            done = run_git(["cat-file", "blob", blob], self.workspace)
+            done = run_git(["cat-file", "blob", blob], self.workspace / repo)
         except GitFailed:
             return None
         if done.returncode != 0 or git_blob_id(done.stdout) != blob:

@@ -355,7 +355,13 @@ def _git_named(root: str, repo: str, hidden: bool, rules: bool) -> Iterator[str]
 
 
 def listed_states(
-    root: str, *, hidden: bool, links: bool = False, most: int | None = None, rules: bool = False
+    root: str,
+    *,
+    hidden: bool,
+    links: bool = False,
+    most: int | None = None,
+    rules: bool = False,
+    nested: list[str] | None = None,
 ) -> dict[str, os.stat_result]:
     """Every file a search of directory ``root`` sees (and every link, when ``links``; every
     ``.gitignore`` in a folder it enters, ignored or not, when ``rules``), by absolute path,
@@ -365,7 +371,7 @@ def listed_states(
     folder too big to list costs no more than one of that size. Git lists a nested
     repository (a clone, a submodule's checkout, one a block made) as one entry: each of
     them, up to :data:`MAX_NESTED`, is listed by its own Git and rules, as the walk outside
-    Git enters them."""
+    Git enters them; ``nested`` gets their absolute paths."""
     found: dict[str, os.stat_result] = {}
     if git_toplevel(root) is None:
         for path, entry in _walk(root, hidden, links, rules=rules):
@@ -374,7 +380,22 @@ def listed_states(
             if len(found) == most:
                 break
         return found
-    repos = [root]  # the workspace's repository, then each nested one its listings name
+    repos = [root]  # the workspace's repository, then each nested one the listings name
+    for path, st in _repository_states(root, repos, hidden, links, rules):
+        found[path] = st
+        if len(found) == most:
+            break
+    if nested is not None:
+        nested += repos[1:]
+    return found
+
+
+def _repository_states(
+    root: str, repos: list[str], hidden: bool, links: bool, rules: bool
+) -> Iterator[tuple[str, os.stat_result]]:
+    """The files (and links, when ``links``) Git lists in each of ``repos`` (``root``'s
+    repository first) with their ``lstat``, read beneath ``root``; each nested repository
+    met (a folder holding a ``.git``) is added to ``repos``, up to :data:`MAX_NESTED`."""
     for repo in repos:
         for path, fd, name in _in_folders(root, _git_named(root, repo, hidden, rules)):
             try:
@@ -382,12 +403,9 @@ def listed_states(
             except OSError:
                 continue  # gone
             if stat.S_ISREG(st.st_mode) or (links and stat.S_ISLNK(st.st_mode)):
-                found[path] = st
+                yield path, st
             elif stat.S_ISDIR(st.st_mode) and len(repos) <= MAX_NESTED and _holds_git(fd, name):
                 repos.append(path)
-            if len(found) == most:
-                return found
-    return found
 
 
 def _holds_git(fd: int, name: str) -> bool:

@@ -73,6 +73,29 @@ async def test_a_file_in_a_repository_a_block_made_is_listed_and_undone(
     assert not (workspace / "pkg" / "evil.py").exists()
 
 
+async def test_a_nested_repositorys_own_excludes_hide_nothing(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A block that made a repository could name its new files in that repository's
+    ``.git/info/exclude`` or in an excludes file its configuration names: a nested
+    repository is listed by its ``.gitignore`` files only."""
+    _repository(workspace, {"app.py": "print('hi')\n"})
+    code = (
+        "await (await shell('git init -q pkg')).wait(60)\n"
+        "open('pkg/.git/info/exclude', 'w').write('evil.py\\n')\n"
+        "open('pkg/.git/config', 'a').write('[core]\\n\\texcludesFile = skip\\n')\n"
+        "open('pkg/skip', 'w').write('skip\\nhook.py\\n')\n"
+        "open('pkg/evil.py', 'w').write('import os\\n')\n"
+        "open('pkg/hook.py', 'w').write('import os\\n')\n"
+    )
+    blocks, report = await _turn(workspace, tmp_path, code)
+    made = ("pkg/evil.py", "pkg/hook.py", "pkg/skip")
+    assert [(c.path, c.kind) for c in blocks[0].files] == [
+        (path, FileChangeKind.CREATED) for path in made
+    ]
+    assert report.removed == made
+
+
 @pytest.mark.parametrize("tracked", [False, True], ids=["clone", "submodule"])
 async def test_an_edit_in_an_existing_nested_repository_is_listed_and_undone(
     workspace: Path, tmp_path: Path, tracked: bool
@@ -103,6 +126,31 @@ async def test_an_edit_in_an_existing_nested_repository_is_listed_and_undone(
     assert report.removed == ("vendor/lib/hook.py",)
     assert (lib / "setup.py").read_text() == "SAFE = True\n"
     assert (lib / "build" / "out.o").exists()  # ignored by the clone's own rules
+
+
+@pytest.mark.parametrize("tracked", [False, True], ids=["clone", "submodule"])
+async def test_a_gitignore_written_in_a_nested_repository_hides_nothing(
+    workspace: Path, tmp_path: Path, tracked: bool
+) -> None:
+    """A block that writes a ``.gitignore`` naming its new file in a nested repository
+    still shows the file and the ``.gitignore``, and /undo takes both back."""
+    _repository(workspace, {"app.py": "print('hi')\n"})
+    lib = workspace / "lib"
+    _repository(lib, {"mod.py": "x = 1\n"})
+    if tracked:
+        _git(workspace, "add", "lib")
+        _git(workspace, "commit", "-q", "-m", "lib")
+    code = (
+        "open('lib/.gitignore', 'w').write('hook.py\\n')\n"
+        "open('lib/hook.py', 'w').write('evil\\n')\n"
+    )
+    blocks, report = await _turn(workspace, tmp_path, code)
+    assert [(c.path, c.kind) for c in blocks[0].files] == [
+        ("lib/.gitignore", FileChangeKind.CREATED),
+        ("lib/hook.py", FileChangeKind.CREATED),
+    ]
+    assert report.removed == ("lib/.gitignore", "lib/hook.py")
+    assert sorted(p.name for p in lib.iterdir()) == [".git", "mod.py"]
 
 
 def test_a_nested_repository_git_refuses_is_walked(workspace: Path) -> None:

@@ -314,14 +314,15 @@ def git_toplevel(folder: str) -> str | None:
     return top or None if done.returncode == 0 else None
 
 
-def git_files(folder: str, *, rules: bool = False) -> list[str]:
+def git_files(folder: str, *, rules: bool = False, standard: bool = True) -> list[str]:
     """Tracked and untracked, not ignored files under ``folder`` as absolute paths; with
-    ``rules``, every ``.gitignore`` in a folder Git enters too (one of ``*`` ignores itself)."""
+    ``rules``, every ``.gitignore`` in a folder Git enters too (one of ``*`` ignores itself).
+    ``standard``: ignored by Git's standard rules (``.git/info/exclude`` and the excludes
+    file its configuration names too), else by the ``.gitignore`` files only."""
+    ignored = "--exclude-standard" if standard else "--exclude-per-directory=" + IGNORE_NAME
     keep = ["--exclude=!" + IGNORE_NAME] if rules else []
     try:
-        done = run_git(
-            ["ls-files", "-z", "-co", "--exclude-standard", *keep], Path(folder), timeout=120
-        )
+        done = run_git(["ls-files", "-z", "-co", ignored, *keep], Path(folder), timeout=120)
     except GitFailed as exc:
         raise RuntimeError(f"git ls-files failed in {folder}: {exc}") from None
     if done.returncode != 0:
@@ -331,17 +332,19 @@ def git_files(folder: str, *, rules: bool = False) -> list[str]:
     return [os.path.join(folder, name) for name in dict.fromkeys(names) if name]
 
 
-MAX_NESTED = 100  # nested repositories a listing enters at most, the first Git lists first
+MAX_NESTED = 100  # nested repositories a listing enters, first met first (about 10 ms each)
 
 
 def _git_named(root: str, repo: str, hidden: bool, rules: bool) -> Iterator[str]:
     """The files Git lists in repository ``repo`` (``root`` or a folder of it) that a search
     of ``root`` sees (no ``.git``, hidden ones only when asked, the ``.gitignore`` files Git
     enters with ``rules``), as absolute paths; not yet checked on disk. A nested repository
-    is one entry (``pkg/`` untracked, ``pkg`` a submodule's gitlink), a folder on disk. Where
-    Git fails in a nested one, Vis's walk lists it by its ``.gitignore`` files."""
+    is one entry (``pkg/`` untracked, ``pkg`` a submodule's gitlink), a folder on disk. A
+    nested one is listed by its ``.gitignore`` files only, as the walk lists a folder: a
+    block that made it could write its ``.git/info/exclude`` and configuration to hide what
+    it makes there; where Git fails in it, the walk lists it."""
     try:
-        named: Iterable[str] = git_files(repo, rules=rules)
+        named: Iterable[str] = git_files(repo, rules=rules, standard=repo == root)
     except RuntimeError:
         if repo == root:
             raise

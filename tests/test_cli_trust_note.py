@@ -1,5 +1,6 @@
 """`vis run "/hello"` (a project extension's command) in a project Vis does not load: one
-note says why, true to whether the person never trusted it or changed it since."""
+note says why, true to whether the person never trusted it or changed it since, and the
+refusal of /hello names the extension Vis skipped."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from cli_support import script, vis
+
+from vis_core.settings.trust_notice import skipped_command
 
 HELLO = """import blockether.vis.extension as vis
 
@@ -44,10 +47,16 @@ def test_a_project_not_loaded_gets_one_true_note(
             file.write("# an edit\n")
     ran = vis(*run, cwd=workspace, env_home=vis_home)
     assert ran.returncode == 2, ran.stderr
-    (note,) = [line for line in ran.stderr.splitlines() if "trust" in line]
+    (note,) = [
+        line for line in ran.stderr.splitlines() if line.startswith("vis: ") and "trust" in line
+    ]
     why = "changed since you trusted it" if trusted_once else "is not trusted"
     assert why in note and f"`vis trust {workspace}`" in note, note
     assert "extensions (outside the jail): hello.py" in note and "vis.yml (sets jail)" in note
+    # the refusal of /hello names the extension Vis skipped, why, and what loads it
+    refused = ran.stderr.splitlines()[-1]
+    assert refused.startswith("vis run: /hello is not a command; "), ran.stderr
+    assert skipped_command("hello", workspace, ["hello.py"], lapsed=trusted_once) in refused
 
 
 def test_the_notes_vis_trust_is_a_command_a_shell_runs(vis_home: Path, tmp_path: Path) -> None:

@@ -430,8 +430,8 @@ class VisAgent:
 
         core, session = link.core, link.session
         refused = core.command_refusal(text)
-        if refused is not None:
-            link.send(update_agent_message_text(refused))
+        if refused is not None:  # names a checkout's extensions: as text
+            link.send(update_agent_message_text(literal(refused)))
             return None
         result = await core.run_command(session, text)
         prompt = result.data if result.ok and result.action is CommandAction.SEND_PROMPT else None

@@ -130,6 +130,12 @@ class CommandRegistry:
         command = self._all().get(name.lstrip("/"))
         return command.info if command else None
 
+    def skipped(self, name: str) -> str | None:
+        """Which project extensions Vis skipped may offer ``/name``, and why (None: none)."""
+        from vis_core.commands.skipped import skipped_offer
+
+        return skipped_offer(self._deps.settings, name.lstrip("/"))
+
     async def run(self, session: AgentSession | None, text: str) -> CommandResult:
         """Run the command ``text``; what it shows is kept with ``session`` (a
         :class:`CommandNoted`), so a resumed session shows it again. The session is not

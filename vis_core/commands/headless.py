@@ -23,9 +23,10 @@ def command_refusal(registry: CommandRegistry, text: str) -> str | None:
         known = ", ".join(
             f"/{info.name}" for info in registry.all() if info.name not in SCREEN_ONLY
         )
+        skipped = registry.skipped(name)
         return (
-            f"/{name} is not a command; the commands `vis run` runs: {known}. To send text "
-            "that starts with /, put a word before it"
+            f"/{name} is not a command; {f'{skipped}. The' if skipped else 'the'} commands "
+            f"`vis run` runs: {known}. To send text that starts with /, put a word before it"
         )
     if name in SCREEN_ONLY:
         return f"/{name} needs the app's screen; {SCREEN_ONLY[name]}"

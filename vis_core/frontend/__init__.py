@@ -515,6 +515,11 @@ class Frontend:
     def find_command(self, name: str) -> CommandInfo | None:
         return self._host.commands.find(name)
 
+    def command_skipped(self, name: str) -> str | None:
+        """Which project extensions Vis skipped may offer the unknown command ``/name``, why,
+        and the ``vis trust`` command that loads them; None when it skipped none."""
+        return self._host.commands.skipped(name)
+
     def command_refusal(self, text: str) -> str | None:
         """Why the slash command ``text`` cannot run without the app's screens, else None."""
         from vis_core.commands.headless import command_refusal

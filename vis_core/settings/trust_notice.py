@@ -70,6 +70,24 @@ def skipped_notice(
     )
 
 
+def skipped_command(name: str, root: Path, extensions: list[str], *, lapsed: bool) -> str:
+    """What the CLI, the app and ``vis acp`` add to "/name is not a command" when Vis skipped
+    the project's ``extensions`` (entry files, one of which may offer ``/name``): why, as
+    the start note says it, and the ``vis trust`` command that loads them."""
+    one = len(extensions) == 1
+    why = (
+        f"the project's control files (.vis/, vis.yml, .env*) in {root} changed since you "
+        "trusted it; review the change, then run"
+        if lapsed
+        else f"project {root} is not trusted; run"
+    )
+    return (
+        f"Vis skipped the project's extension{'' if one else 's'} {_listed(extensions)}, "
+        f"which may offer /{name}: {why} `{trust_command(root)}` to allow "
+        f"{'it' if one else 'them'}"
+    )
+
+
 def _kinds(files: Iterable[str], settings: Mapping[str, str] | None = None) -> list[str]:
     """The project's control files by what they do, each kind named with its files (and a
     settings file with the ids ``settings`` lists for it)."""

@@ -44,7 +44,7 @@ from vis_tui.widgets.completion import (
 from vis_tui.widgets.progress_line import ProgressLine
 from vis_tui.widgets.prompt import PromptInput
 from vis_tui.widgets.status import StatusBar
-from vis_tui.widgets.transcript import Transcript
+from vis_tui.widgets.transcript import Transcript, escape_markdown
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -708,8 +708,11 @@ class MainScreen(Screen[None]):
         info = self.core.find_command(name)
         if info is None:
             where = self.prompt.give_back(text)
+            skipped = self.core.command_skipped(name)  # names from the checkout: as text
             self.transcript.add_message(
-                f"**Unknown command `/{name}`.** Type `/` to see the commands with their usage, "
+                f"**Unknown command `/{name}`.** "
+                f"{f'{escape_markdown(skipped)}. ' if skipped else ''}"
+                "Type `/` to see the commands with their usage, "
                 f"or press F1 for the keys; {where}. To send text that starts with `/`, put a "
                 "word before it.",
                 classes="error",

@@ -26,7 +26,8 @@ async def _host_facts(options: HostOptions) -> WelcomeFacts:
     try:
         session = await host.new_session()
         model = host.models.label if not host.models.problem else ""
-        return WelcomeFacts(model, host.space.trusted, host.space.jail_mode(session.id))
+        jail = host.space.jail_mode(session.id)
+        return WelcomeFacts(model, host.space.trusted, jail, host.space.trust_changed)
     finally:
         await host.close()
 
@@ -100,6 +101,22 @@ async def test_the_files_say_what_the_host_says(
         model=host_options.model,
         toggles=host_options.toggles,
         channel=Channel.TUI,
+    )
+    assert probe is not None and welcome_probe.read(probe) == early
+
+
+async def test_a_lapsed_trust_is_said_before_the_host_opens(workspace: Path) -> None:
+    """Trusted once, then a control file changed: the header's facts (the app's own and its
+    probe's) say the trust lapsed, as the Host does."""
+    paths = VisPaths.from_env().ensure()
+    (workspace / "vis.yml").write_text("toggles:\n  jail: false\n", encoding="utf-8")
+    TrustStore(paths).trust(workspace)
+    (workspace / "vis.yml").write_text("toggles:\n  jail: true\n", encoding="utf-8")
+    early = welcome_facts(workspace)
+    assert (early.trusted, early.lapsed) == (False, True)
+    assert early == await _host_facts(HostOptions(workspace=workspace))
+    probe = welcome_probe.start(
+        workspace, provider=None, model=None, toggles=(), channel=Channel.TUI
     )
     assert probe is not None and welcome_probe.read(probe) == early
 

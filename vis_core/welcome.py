@@ -219,6 +219,7 @@ def welcome_facts(
         model=state.label if state.problem is None else "",
         trusted=settings.trusted,
         jail=jail_mode(settings, workspace),
+        lapsed=settings.trust_lapsed,
     )
 
 

@@ -57,7 +57,12 @@ def read(probe: subprocess.Popen[bytes]) -> WelcomeFacts | None:
         out, _ = probe.communicate(timeout=PROBE_TIMEOUT)
         said: Any = json.loads(out)
         jail_on, jail_line = said["jail"]
-        return WelcomeFacts(str(said["model"]), bool(said["trusted"]), (bool(jail_on), jail_line))
+        return WelcomeFacts(
+            str(said["model"]),
+            bool(said["trusted"]),
+            (bool(jail_on), jail_line),
+            bool(said["lapsed"]),
+        )
     except (subprocess.TimeoutExpired, ValueError, KeyError, TypeError):
         probe.kill()
         probe.wait()
@@ -79,4 +84,5 @@ def main() -> None:
         toggles=tuple(args["toggles"]),
         channel=Channel(args["channel"]),
     )
-    print(json.dumps({"model": facts.model, "trusted": facts.trusted, "jail": facts.jail}))
+    said = {"model": facts.model, "trusted": facts.trusted, "jail": facts.jail}
+    print(json.dumps({**said, "lapsed": facts.lapsed}))

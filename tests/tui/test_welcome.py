@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from pilot_keys import type_keys
 
+from vis_core.paths import TrustStore, VisPaths
 from vis_core.system.jail_check import jail_works
 from vis_tui.widgets.welcome import WelcomeHeader
 
@@ -46,3 +48,21 @@ async def test_the_welcome_header_says_when_the_jail_is_off(
         await started(app, pilot)
         text = str(app.main.transcript.query_one(WelcomeHeader).render())
         assert "not jailed:" in text and "jail setting is false" in text
+
+
+@pytest.mark.parametrize("trusted_once", [True, False])
+async def test_the_welcome_header_says_when_the_trust_lapsed(
+    workspace: Path, tmp_path: Path, trusted_once: bool
+) -> None:
+    """The header said "not trusted" also when the person had trusted the project and a
+    file changed since, where the start note says "changed since you trusted it"."""
+    (workspace / "vis.yml").write_text("toggles:\n  max_iterations: 9\n", encoding="utf-8")
+    if trusted_once:
+        TrustStore(VisPaths.from_env()).trust(workspace)
+        (workspace / "vis.yml").write_text("toggles:\n  max_iterations: 99\n", encoding="utf-8")
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "hi"}]))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await started(app, pilot)
+        text = str(app.main.transcript.query_one(WelcomeHeader).render())
+    lapsed = "not trusted: changed since you trusted it"
+    assert "not trusted" in text and (lapsed in text) is trusted_once, text

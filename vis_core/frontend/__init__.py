@@ -328,6 +328,12 @@ class Frontend:
         return self._host.space.trusted
 
     @property
+    def trust_lapsed(self) -> bool:
+        """Whether the project is not trusted because its control files changed since the
+        person trusted it (checked at the start and at each ``/reload``)."""
+        return self._host.space.trust_changed
+
+    @property
     def model_label(self) -> str:
         """The project's model as ``provider/model`` (``no model`` without one)."""
         return self._host.models.label

@@ -347,7 +347,12 @@ class MainScreen(Screen[None]):
         from vis_tui.widgets.welcome import WelcomeHeader, welcome_content
 
         content = welcome_content(
-            __version__, facts.model, Path(self.workspace), trusted=facts.trusted, jail=facts.jail
+            __version__,
+            facts.model,
+            Path(self.workspace),
+            trusted=facts.trusted,
+            lapsed=facts.lapsed,
+            jail=facts.jail,
         )
         self._early_welcome = WelcomeHeader(content)
         self.transcript.mount(self._early_welcome)
@@ -377,6 +382,7 @@ class MainScreen(Screen[None]):
             model,
             Path(self.workspace),
             trusted=core.trusted,
+            lapsed=core.trust_lapsed,
             jail=core.jail_mode(session.id),
             instructions=_instruction_labels(session),
         )

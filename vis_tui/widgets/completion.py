@@ -95,22 +95,26 @@ class CompletionMenu(OptionList, can_focus=False):
 
     source = ""  # the prompt text the choices were made for
 
+    choices: list[Completion] = []  # what the rows offer, in their order
+
     def show_choices(self, choices: list[Completion], source: str = "") -> None:
+        """Offer ``choices``; with none offered before or now (each key of plain prose) the
+        menu is left alone: clearing it laid the screen out again, a long transcript too."""
         self.source = source
-        self.clear_options()
+        if not choices and not self.choices:
+            return
         self.choices = choices
-        for choice in choices:
-            self.add_option(Option(choice_row(choice)))
+        self.clear_options()
+        self.add_options(Option(choice_row(choice)) for choice in choices)  # one layout
         self.display = bool(choices)
         if choices and not choices[0].loose:
             self.highlighted = 0
 
     @property
     def selected_choice(self) -> Completion | None:
-        choices: list[Completion] = getattr(self, "choices", [])
-        if not self.display or self.highlighted is None or not choices:
+        if not self.display or self.highlighted is None or not self.choices:
             return None
-        return choices[self.highlighted]
+        return self.choices[self.highlighted]
 
     def move(self, step: int) -> None:
         count = self.option_count

@@ -12,6 +12,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Button as TextualButton
 from textual.widgets import Collapsible, Rule, Static
@@ -47,6 +48,7 @@ from vis_core.frontend import (
 )
 from vis_tui.event_map import handles
 from vis_tui.widgets.form import FieldWidget, layout_widget
+from vis_tui.widgets.spinner import is_frozen
 
 Send = Callable[[LiveEvent], None]
 TONE_STYLE = {
@@ -194,16 +196,30 @@ def _table(node: Table) -> RichTable:
 
 
 class SpinnerView(NodeView):
-    """A spinner that turns while active (still when the app freezes animations)."""
+    """A spinner that turns while active (still when the app freezes animations). Its timer
+    runs only then: a closed view's spinner, one of many in a long session, woke the app ten
+    times a second for good."""
+
+    _turning: Timer | None = None
 
     def on_mount(self) -> None:
-        if not getattr(self.app, "frozen", False):
-            self.set_interval(0.1, self._tick)
+        self._turn()
+
+    def show(self, node: Any) -> None:
+        super().show(node)
+        if self.is_mounted:
+            self._turn()
+
+    def _turn(self) -> None:
+        if self.node.is_active and self._turning is None and not is_frozen(self):
+            self._turning = self.set_interval(0.1, self._tick)
+        elif not self.node.is_active and self._turning is not None:
+            self._turning.stop()
+            self._turning = None
 
     def _tick(self) -> None:
-        if self.node.is_active:
-            self.frame += 1
-            self.show(self.node)
+        self.frame += 1
+        self.update(self.draw(self.node), layout=False)  # a mark for a mark: the same size
 
     def draw(self, node: Spinner) -> Content:
         frames = SPINNER_FRAMES[node.variant]

@@ -14,10 +14,17 @@ medians and the median of the pairwise ratios (targets: first paint ≤ 1.2×, w
 with FOLDER, each ``vis`` starts in that folder (a large checkout) instead of an empty one.
 The load average is printed beside the figures (ratios on a loaded machine still compare like
 with like, the absolute times do not).
+
+``--cpu [SECONDS]``: the app's own CPU (utime + stime from /proc, per second of wall time, over
+SECONDS, 20 by default) once started with the scripted provider: idle at the prompt, typing (10
+keys a second), idle and typing again after 60 answered requests (a long transcript), and
+while an answer streams (16-character deltas 10 ms apart); the bare app beside it, idle and
+typing.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import select
@@ -128,7 +135,123 @@ def one_run(
         os.close(master)
 
 
+LONG_TRANSCRIPT = 60  # answered requests before the "long transcript" figures
+TYPED = "hello world"
+
+
+class Terminal:
+    """A command in a pseudo-terminal whose output is read (and dropped) as it comes, so the
+    app never waits on a full terminal."""
+
+    def __init__(self, command: list[str], home: Path, workspace: Path) -> None:
+        self.master, slave = pty.openpty()
+        env = {**os.environ, "VIS_HOME": str(home), "TERM": "xterm-256color"}
+        env.update(COLUMNS="120", LINES="40")
+        self.proc = subprocess.Popen(
+            command,
+            cwd=workspace,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=env,
+            close_fds=True,
+            start_new_session=True,
+        )
+        os.close(slave)
+        self.seen = b""
+
+    def run_for(self, seconds: float, keys_per_second: float = 0) -> None:
+        """Read the output for ``seconds``, typing ``TYPED`` (then Ctrl+U) at that rate."""
+        end = time.perf_counter() + seconds
+        next_key, typed = time.perf_counter(), 0
+        while (now := time.perf_counter()) < end:
+            if keys_per_second and now >= next_key:
+                key = TYPED[typed] if typed < len(TYPED) else "\x15"
+                os.write(self.master, key.encode())
+                typed = (typed + 1) % (len(TYPED) + 1)
+                next_key += 1 / keys_per_second
+            ready, _, _ = select.select([self.master], [], [], 0.01)
+            if ready:
+                self.seen = (self.seen + os.read(self.master, 65536))[-4096:]
+
+    def until(self, text: bytes, seconds: float = 30) -> None:
+        end = time.perf_counter() + seconds
+        while text not in self.seen:
+            if time.perf_counter() > end:
+                raise RuntimeError(f"{text!r} did not show within {seconds} s")
+            self.run_for(0.05)
+
+    def cpu(self, seconds: float, keys_per_second: float = 0) -> float:
+        """CPU seconds the process spent per second over the next ``seconds``."""
+        ticks = os.sysconf("SC_CLK_TCK")
+
+        def used() -> int:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return int(fields[11]) + int(fields[12])  # utime, stime
+
+        before, start = used(), time.perf_counter()
+        self.run_for(seconds, keys_per_second)
+        return (used() - before) / ticks / (time.perf_counter() - start)
+
+    def close(self) -> None:
+        os.write(self.master, b"\x11")  # Ctrl+Q
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self.master)
+
+
+def cpu_figures(seconds: float) -> None:
+    """Print the ``--cpu`` figures (see the module's docstring)."""
+    answer = "Answered: " + "lorem ipsum dolor sit amet " * 20 + "\n\n- one\n- two\n"
+    responses: list[dict[str, object]] = [{"text": answer} for _ in range(LONG_TRANSCRIPT)]
+    streamed = "word " * int(seconds * 100 * 16 / 5 + 2000)  # outlasts the measure
+    responses.append({"text": streamed, "chunk": 16, "delay_ms": 10})
+    figures: list[tuple[str, float]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        home, workspace = Path(tmp) / "home", Path(tmp) / "ws"
+        home.mkdir()
+        workspace.mkdir()
+        script = Path(tmp) / "script.json"
+        script.write_text(json.dumps(responses), encoding="utf-8")
+        command = [str(VIS), "--provider", "scripted", "--script", str(script)]
+        vis = Terminal(command, home, workspace)
+        try:
+            vis.until("○ ready".encode())
+            vis.run_for(3)
+            figures.append(("vis idle at the prompt", vis.cpu(seconds)))
+            figures.append(("vis typing", vis.cpu(seconds, 10)))
+            for n in range(LONG_TRANSCRIPT):
+                os.write(vis.master, f"question {n}\r".encode())
+                vis.run_for(0.6)
+            vis.run_for(3)
+            figures.append((f"vis idle after {LONG_TRANSCRIPT} turns", vis.cpu(seconds)))
+            figures.append((f"vis typing after {LONG_TRANSCRIPT} turns", vis.cpu(seconds, 10)))
+            os.write(vis.master, b"\x15stream\r")
+            vis.run_for(1)
+            figures.append(("vis while an answer streams", vis.cpu(seconds)))
+        finally:
+            vis.close()
+        bare = Terminal([sys.executable, "-c", BARE_APP], home, workspace)
+        try:
+            bare.until(b"the anchor")
+            bare.run_for(3)
+            figures.append(("bare Textual app with an Input, idle", bare.cpu(seconds)))
+            figures.append(("bare Textual app with an Input, typing", bare.cpu(seconds, 10)))
+        finally:
+            bare.close()
+    for label, share in figures:
+        print(f"{label}: {share * 100:.1f}% of a core ({seconds:.0f} s)")
+    load = " ".join(f"{value:.2f}" for value in os.getloadavg())
+    print(f"load average (1, 5, 15 min): {load}")
+
+
 def main() -> int:
+    if sys.argv[1:2] == ["--cpu"]:
+        cpu_figures(float(sys.argv[2]) if len(sys.argv) > 2 else 20)
+        return 0
     compile_vis()  # as an installed Vis has it (bench/precompile.py)
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 7
     checkout = Path(sys.argv[2]).resolve() if len(sys.argv) > 2 else None

@@ -8,16 +8,18 @@ from pathlib import Path
 from typing import Any
 
 from pilot_keys import type_keys
+from sample_turns import every_block_records, turn_events
 from textual.app import App
 from textual.widget import Widget
 from textual.widgets import OptionList
 
 from vis_core.extension.live_nodes import spinner, status
+from vis_core.model.turn import TurnStatus
 from vis_tui.screens.picker import PickerScreen, PickItem
 from vis_tui.widgets.live import LiveViewWidget, SpinnerView
 
 from .conftest import Harness
-from .support import on_top
+from .support import on_top, until
 
 
 def layouts_asked(*widgets: Widget) -> list[str]:
@@ -88,3 +90,16 @@ async def test_a_spinner_turns_only_while_active(tmp_path: Path) -> None:
         assert str(turning.visual).startswith("✓")
         turning.show(spinner("s", label="again"))  # active again: it turns again
         assert running_timers(turning) == 1
+
+
+async def test_a_running_activity_spins_without_a_layout(harness: Harness, workspace: Path) -> None:
+    harness.frozen = False  # its spinner turns
+    async with harness.run_test(size=(100, 60)) as pilot:
+        records = every_block_records(str(workspace))
+        harness.feed(turn_events("s", "t1", "build", "", records, status=TurnStatus.RUNNING))
+        await pilot.pause()
+        header = harness.main.transcript.turns["t1"].rows["a11"].query_one(".activity-header")
+        first = str(header.visual)
+        asked = layouts_asked(header)
+        await until(pilot, lambda: str(header.visual) != first)  # its glyph turned
+        assert asked == []

@@ -325,7 +325,9 @@ class ActivityRow(Vertical, can_focus=True):
 
     def _spin(self) -> None:
         self._frame = int(time.monotonic() * 10)
-        self.query_one(".activity-header", DisclosureHeader).update(self._header())
+        # a glyph for a glyph: the same size, so no layout (it reflowed the whole transcript
+        # ten times a second while a tool ran)
+        self.query_one(".activity-header", DisclosureHeader).update(self._header(), layout=False)
 
     def _build_body(self, body: Vertical) -> None:
         key = (self.record, len(self.earlier))

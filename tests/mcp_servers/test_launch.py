@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from processes import fresh_python
 from warm_servers import command as warm
 
 from vis_core.mcp.client import State
@@ -240,3 +241,92 @@ def test_path_outside_keeps_only_absolute_folders_outside_the_roots(tmp_path: Pa
     home = Path.home()
     inside_home = str(home / ".local" / "bin")
     assert path_outside(os.pathsep.join([".", inside_home]), [home]) == inside_home
+
+
+# A fresh process where the SDK never arrives (its import fails): a server whose command is
+# missing, as a connection sees it.
+WITHOUT_SDK = """
+import asyncio, importlib.abc, sys
+from pathlib import Path
+
+class _NoSdk(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in ("mcp", "mcp_types"):
+            raise ImportError("the SDK is still being imported")
+        return None
+
+sys.meta_path.insert(0, _NoSdk())
+from vis_core.mcp.client import ServerConnection
+from vis_core.mcp.config import Source, parse_entry
+from vis_core.mcp.logfile import McpLog
+
+async def main():
+    folder = Path(sys.argv[1])
+    entry = {"command": sys.argv[2]}
+    config = parse_entry("typo", entry, source=Source.USER, origin=str(folder / "mcp.json"))
+    conn = ServerConnection(config, workspace=folder, mcp_log=McpLog(folder / "mcp.log"))
+    conn.start()
+    await conn.wait_ready(None)
+    print(conn.state.value)
+    print(conn.error)
+
+asyncio.run(main())
+"""
+
+
+def test_a_missing_command_fails_before_the_sdk_is_imported(
+    workspace: Path, vis_home: Path
+) -> None:
+    """A command that does not exist was found only when the SDK spawned it, after its import
+    (a second and more of CPU): `vis run` on a loaded machine ended with the server 'still
+    connecting'. Now it fails at once, saying where it was looked for, whatever the SDK."""
+    done = fresh_python(WITHOUT_SDK, str(workspace), "no-such-mcp-server", vis_home=vis_home)
+    state, error, *_ = [*done.stdout.splitlines(), "", ""]
+    assert state == "failed", done.stdout + done.stderr[-2000:]
+    assert error.startswith("cannot start 'no-such-mcp-server': no such command or file"), error
+    assert "looked for in the server's PATH, " in error, error
+    absolute = str(workspace / "gone")
+    done = fresh_python(WITHOUT_SDK, str(workspace), absolute, vis_home=vis_home)
+    assert done.stdout.splitlines()[1:] == [
+        f"cannot start {absolute!r}: no such command or file (looked for {absolute})"
+    ], done.stdout + done.stderr[-2000:]
+
+
+async def test_a_relative_command_is_found_from_the_entrys_cwd(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """``"command": "bin/serve", "cwd": "tool"`` starts ``tool/bin/serve``, as the SDK would;
+    one not there is said to be looked for there."""
+    real_server_bin(workspace / "tool")
+    there = {"command": "./fixture-mcp", "cwd": "tool"}
+    missing = {"command": "bin/fixture-mcp", "cwd": "tool"}
+    manager = await connect(workspace, {"there": there, "missing": missing})
+    try:
+        found, gone = manager.get("there"), manager.get("missing")
+        assert found is not None and found.state is State.CONNECTED, found and found.error
+        assert gone is not None and gone.state is State.FAILED
+        looked = workspace / "tool" / "bin/fixture-mcp"
+        assert gone.error == (
+            f"cannot start 'bin/fixture-mcp': no such command or file (looked for {looked}) "
+            f"(your servers start in {start_folder()}, not in the workspace, with a PATH that "
+            "leaves out the workspace's folders: give the command's full path, or a \"cwd\" "
+            "in mcp.json)"
+        )
+    finally:
+        await manager.close()
+
+
+async def test_a_command_that_is_not_executable_says_so(workspace: Path, tmp_path: Path) -> None:
+    """A file without its executable bit was reported as 'no such command or file'."""
+    server = tmp_path / "server.py"
+    server.write_text("print('never run')\n")
+    manager = await connect(workspace, {"plain": {"command": str(server)}})
+    try:
+        conn = manager.get("plain")
+        assert conn is not None and conn.state is State.FAILED
+        assert conn.error == (
+            f"cannot start {str(server)!r}: {server} is not executable (make it so with "
+            "chmod +x, or start it with its interpreter)"
+        )
+    finally:
+        await manager.close()

@@ -55,7 +55,8 @@ def test_a_quick_run_says_each_failed_server_once_and_where_to_look(
 ) -> None:
     """A run whose turn ended before its servers failed said nothing of them (three failed
     servers, no warning), and a warning pointed to `/mcp`, a screen of the app only."""
-    # a shell fails within the run's settle even on a loaded machine (a Python took >5 s)
+    # a shell fails within the run's settle even on a loaded machine (a Python took >5 s); the
+    # missing command fails before the SDK is imported (test_launch.py shows it without one)
     exits = "echo 'boom: no config' >&2; exit 3"
     servers = {
         "nocmd": {"command": str(workspace / "no-such-server")},

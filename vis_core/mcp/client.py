@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 
 from vis_core.mcp.config import SSE_HINT, ServerConfig, Source, Transport
 from vis_core.mcp.group import end_group, spawned_with_stderr
-from vis_core.mcp.launch import kept, start_folder
+from vis_core.mcp.launch import CommandNotExecutable, CommandNotFound, kept, start_folder
 from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.names import tool_names
 from vis_core.mcp.oauth_session import make_provider, sign_in_needed, uses_oauth
@@ -113,6 +113,16 @@ class SessionExpired(ConnectionLost):
 
 class McpCallError(RuntimeError):
     """The server answered a request with an error."""
+
+
+@dataclass(frozen=True)
+class _Launch:
+    """How a stdio server starts, settled before the SDK is imported."""
+
+    command: str
+    args: list[str]
+    env: dict[str, str] | None
+    cwd: Path
 
 
 class _Stopped(Exception):
@@ -314,9 +324,11 @@ class ServerConnection:
         connected = False
         try:
             transport = self.config.transport
+            # a stdio command that names no program fails now, not after the SDK's import
+            launch = await self._launch() if transport is Transport.STDIO else None
             await self._unless_stopped(in_own_thread("vis-mcp-sdk", lambda: _load_sdk(transport)))
             async with contextlib.AsyncExitStack() as stack:
-                read, write = await self._open(stack)
+                read, write = await self._open(stack, launch)
                 if self._closing.is_set():
                     raise _Stopped
                 session = await stack.enter_async_context(self._client_session(read, write))
@@ -408,9 +420,14 @@ class ServerConnection:
         if isinstance(exc, OSError) and folder is not None and not folder.is_dir():
             said = "is not a folder" if folder.exists() else "does not exist"
             text = f'cannot start {self.config.command!r}: its "cwd" {folder} {said}'
-        elif isinstance(exc, FileNotFoundError) and stdio:
-            text = f"cannot start {self.config.command!r}: no such command or file"
-            if self.config.source is not Source.PROJECT:
+        elif isinstance(exc, (CommandNotFound, CommandNotExecutable)):
+            text = f"cannot start {self.config.command!r}: {exc}"
+            relative = not os.path.isabs(_expand_home(self.config.command))
+            if (
+                isinstance(exc, CommandNotFound)
+                and relative
+                and self.config.source is not Source.PROJECT
+            ):
                 text += (
                     f" (your servers start in {self.start_dir}, not in the workspace, with a "
                     "PATH that leaves out the workspace's folders: give the command's full "
@@ -460,21 +477,32 @@ class ServerConnection:
     def _path_outside(self, value: str) -> str:
         return path_outside(value, (self.workspace, find_project_root(self.workspace)))
 
-    async def _open(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
+    async def _launch(self) -> _Launch:
+        """How the stdio server starts: its program under a keeper, its environment and
+        folder. Raises as :func:`~vis_core.mcp.launch.command_file` does when its command is
+        no program it could start."""
         config = self.config
         start, environ = await asyncio.to_thread(self._surroundings)
-        if config.transport is Transport.STDIO:
+        env = await self._values(config.env, "env", environ, start)
+        if environ is not None:  # the entry's own PATH, too, stays out of the workspace
+            env["PATH"] = self._path_outside(env.get("PATH", environ["PATH"]))
+        cwd = self._cwd() or (self.workspace if start is None else start)
+        path = env.get("PATH") or os.environ.get("PATH", os.defpath)
+        args = [_expand_home(a) for a in config.args]
+        command, args = await asyncio.to_thread(kept, _expand_home(config.command), args, cwd, path)
+        return _Launch(command, args, env or None, cwd)
+
+    async def _open(
+        self, stack: contextlib.AsyncExitStack, launch: _Launch | None
+    ) -> tuple[Any, Any]:
+        """The streams to the server: the stdio server ``launch`` starts, else the HTTP one."""
+        config = self.config
+        if launch is not None:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
-            env = await self._values(config.env, "env", environ, start)
-            if environ is not None:  # the entry's own PATH, too, stays out of the workspace
-                env["PATH"] = self._path_outside(env.get("PATH", environ["PATH"]))
-            cwd = self._cwd() or (self.workspace if start is None else start)
-            path = env.get("PATH") or os.environ.get("PATH", os.defpath)
-            command, args = kept(
-                _expand_home(config.command), [_expand_home(a) for a in config.args], cwd, path
+            params = StdioServerParameters(
+                command=launch.command, args=launch.args, env=launch.env, cwd=launch.cwd
             )
-            params = StdioServerParameters(command=command, args=args, env=env or None, cwd=cwd)
             self._stderr = StderrTail(on_close=self._lost)
             try:
                 streams = await stack.enter_async_context(
@@ -489,6 +517,7 @@ class ServerConnection:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
+        start, environ = await asyncio.to_thread(self._surroundings)
         headers = await self._values(config.headers, "header", environ, start)
         if config.transport is Transport.SSE:
             from mcp.client.sse import sse_client

@@ -10,9 +10,7 @@ data folder (masked in the jail, nothing in it a checkout put there), unless the
 
 from __future__ import annotations
 
-import errno
 import os
-import shutil
 from pathlib import Path
 
 from vis_core.paths import VisPaths
@@ -26,18 +24,45 @@ def start_folder(paths: VisPaths | None = None) -> Path:
     return (paths or VisPaths.from_env()).data_dir / START_FOLDER
 
 
+class CommandNotFound(FileNotFoundError):
+    """A stdio server's command names no file; the message says where it was looked for."""
+
+
+class CommandNotExecutable(PermissionError):
+    """A stdio server's command names a file that is not executable; the message names it."""
+
+
+def command_file(command: str, cwd: Path, path: str) -> Path:
+    """The program ``command`` starts, found as the keeper's ``os.execvp`` finds it in ``cwd``
+    (the server's folder) with ``path`` (the server's ``PATH``): a command with a ``/`` from
+    ``cwd``, a bare name in each folder of ``path`` in turn (an empty or relative one from
+    ``cwd``). Checked before the SDK is imported (a second of CPU) and anything is started, so
+    a typo in ``mcp.json`` fails its server at once. Raises :class:`CommandNotFound` or
+    :class:`CommandNotExecutable`."""
+    if os.sep in command:
+        candidates = [cwd / command]
+        where = str(cwd / command)
+    else:
+        candidates = [cwd / folder / command for folder in path.split(os.pathsep)]
+        where = f"in the server's PATH, {path}" if path else "in the server's PATH (empty)"
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    unusable = next((c for c in candidates if c.is_file()), None)
+    if unusable is not None:
+        raise CommandNotExecutable(
+            f"{unusable} is not executable (make it so with chmod +x, or start it with its "
+            "interpreter)"
+        )
+    raise CommandNotFound(f"no such command or file (looked for {where})")
+
+
 def kept(command: str, args: list[str], cwd: Path, path: str) -> tuple[str, list[str]]:
     """``command args`` as the program and arguments that start it under a keeper
     (:mod:`vis_core.system.keeper`, mode ``server``): the SDK starts a server in a session of
     its own, tied to nothing, so a Vis ended by ``kill -9`` left it, and what it started (the
-    ``node`` under ``npx``), running for ever; the keeper ends them with Vis. Raises
-    :class:`FileNotFoundError`, as starting it would, when ``command`` is neither on ``path``
-    (the server's ``PATH``) nor a file from ``cwd``."""
-    if os.sep in command:
-        found = (cwd / command).is_file() and os.access(cwd / command, os.X_OK)
-    else:
-        found = shutil.which(command, path=path) is not None
-    if not found:
-        raise FileNotFoundError(errno.ENOENT, "no such command or file", command)
+    ``node`` under ``npx``), running for ever; the keeper ends them with Vis. Raises as
+    :func:`command_file` does when ``command`` is no program it could start."""
+    command_file(command, cwd, path)
     keeper = keeper_command([command, *args], "server", None, -1)
     return keeper[0], keeper[1:]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -28,16 +29,19 @@ async def make_provider(
 
 
 def sign_in_needed(exc: BaseException) -> str | None:
-    """The sign-in message when ``exc`` (or an exception inside it) asks for one."""
+    """The sign-in message when ``exc`` (or an exception inside it) asks for one. None before
+    :mod:`~vis_core.mcp.oauth` is imported (nothing could ask then): importing it imports the
+    SDK, a second of CPU on the loop for a server that failed before it needed the SDK."""
+    oauth = sys.modules.get("vis_core.mcp.oauth")
+    if oauth is None:
+        return None
     if isinstance(exc, BaseExceptionGroup):
         for inner in exc.exceptions:
             found = sign_in_needed(inner)
             if found is not None:
                 return found
         return None
-    from vis_core.mcp.oauth import SignInRequired
-
-    if isinstance(exc, SignInRequired):
+    if isinstance(exc, oauth.SignInRequired):
         return str(exc)
     if exc.__cause__ is not None:
         return sign_in_needed(exc.__cause__)

@@ -1,6 +1,7 @@
 """`vis acp` says a project's trust as `vis run` does: one start note when Vis skipped the
 project (never trusted, or changed since), none when it loaded it, in the same words; and a
-command of a skipped extension names it, as `vis run` does."""
+command of a skipped extension names it, as `vis run` does; the extensions that failed to
+load are said in `vis run`'s words too."""
 
 from __future__ import annotations
 
@@ -68,3 +69,32 @@ async def test_vis_acp_says_the_trust_note_vis_run_says(workspace, vis_home, tmp
         tags <= {"p", "br"} and answer.startswith("/hello is not a command; ") and said in answer
     ), answer
     assert said in ran.stderr.splitlines()[-1], ran.stderr
+
+
+async def test_vis_acp_says_which_extensions_failed_to_load(workspace, vis_home, tmp_path):
+    folder = workspace / ".vis" / "extensions"
+    folder.mkdir(parents=True)
+    (folder / "broken.py").write_text("def oops(:\n", encoding="utf-8")  # a syntax error
+    (folder / "raises.py").write_text("raise RuntimeError('no luck')\n", encoding="utf-8")
+    TrustStore(VisPaths.from_env({"VIS_HOME": str(vis_home)})).trust(workspace)
+    s = script(tmp_path, [])
+    ran = vis(
+        "run",
+        "--provider",
+        "scripted",
+        "--script",
+        str(s),
+        "/help",
+        cwd=workspace,
+        env_home=vis_home,
+    )
+    start = ran.stderr.index("vis: 2 extensions failed to load")
+    printed = ran.stderr[start:].removeprefix("vis: ").split("F2) or start Vis again.")[0]
+    assert "- broken: " in printed and "- raises: " in printed, ran.stderr
+    client = EditorClient()
+    async with vis_acp(client, workspace, vis_home, s) as (conn, _):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await conn.prompt(session_id=sid, prompt=[text_block("/help")])  # the notes came before
+    _, thoughts = rendered(client.text("agent_thought_chunk"))
+    assert printed in thoughts, (printed, thoughts)

@@ -183,12 +183,15 @@ class VisAgent:
         return link
 
     def _announce(self, link: SessionLink) -> None:
-        """After the session's answer: its slash commands, and Vis's notes about it (as
-        text: a note names a checkout's files, which Markdown must not turn into links)."""
+        """After the session's answer: its slash commands, and Vis's notes about it, the
+        extensions that failed to load among them (as text: a note names a checkout's files,
+        which Markdown must not turn into links)."""
         core = link.core
         link.send(update_available_commands(commands(core)))
         _, jail = core.jail_mode(link.session.id)
-        notes = [jail, *core.startup_notes()]  # one of them says what an untrusted project skipped
+        failed = core.extension_warning()  # the extensions that did not load, as `vis run` says
+        # one of the notes says what an untrusted project skipped
+        notes = [jail, *core.startup_notes(), *([failed] if failed else [])]
         said = "\n".join(f"Vis: {n}" for n in notes)
         link.send(update_agent_thought_text(literal(said) + "\n"))
 

@@ -1,6 +1,6 @@
 """`vis run "/hello"` (a project extension's command) in a project Vis does not load: one
 note says why, true to whether the person never trusted it or changed it since, and the
-refusal of /hello names the extension Vis skipped."""
+refusal of /hello names the extension Vis skipped (of /review, the command file)."""
 
 from __future__ import annotations
 
@@ -83,3 +83,35 @@ def test_the_notes_vis_trust_is_a_command_a_shell_runs(vis_home: Path, tmp_path:
     assert pasted.returncode == 0 and f"Trusted {workspace}" in pasted.stdout, pasted.stderr
     loaded = vis(*run, cwd=workspace, env_home=vis_home)
     assert loaded.returncode == 0 and "hello there" in loaded.stdout, loaded.stderr
+
+
+@pytest.mark.parametrize("trusted_once", [True, False])
+def test_a_skipped_command_file_is_named(
+    workspace: Path, vis_home: Path, tmp_path: Path, trusted_once: bool
+) -> None:
+    """`vis run "/review"` of a project's `.claude/commands/review.md` Vis skipped said only
+    "/review is not a command"; now it names the file, why, and what loads it."""
+    command = workspace / ".claude" / "commands" / "review.md"
+    command.parent.mkdir(parents=True)
+    command.write_text("Review the change.\n", encoding="utf-8")
+    if trusted_once:
+        assert vis("trust", cwd=workspace, env_home=vis_home).returncode == 0
+        command.write_text("Review the change, twice.\n", encoding="utf-8")
+    s = script(tmp_path, [])
+    ran = vis(
+        "run",
+        "--provider",
+        "scripted",
+        "--script",
+        str(s),
+        "/review",
+        cwd=workspace,
+        env_home=vis_home,
+    )
+    assert ran.returncode == 2, ran.stderr
+    refused = ran.stderr.splitlines()[-1]
+    said = skipped_command(
+        "review", workspace, [], lapsed=trusted_once, files=[".claude/commands/review.md"]
+    )
+    assert refused.startswith("vis run: /review is not a command; ") and said in refused, refused
+    assert said.startswith("Vis skipped the project's command file .claude/commands/review.md: ")

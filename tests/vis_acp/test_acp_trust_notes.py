@@ -1,7 +1,7 @@
 """`vis acp` says a project's trust as `vis run` does: one start note when Vis skipped the
-project (never trusted, or changed since), none when it loaded it, in the same words; and a
-command of a skipped extension names it, as `vis run` does; the extensions that failed to
-load are said in `vis run`'s words too."""
+project (never trusted, or changed since), none when it loaded it, in the same words; a
+command of a skipped extension or command file names it, as `vis run` does; the extensions
+that failed to load are said in `vis run`'s words too."""
 
 from __future__ import annotations
 
@@ -98,3 +98,17 @@ async def test_vis_acp_says_which_extensions_failed_to_load(workspace, vis_home,
         await conn.prompt(session_id=sid, prompt=[text_block("/help")])  # the notes came before
     _, thoughts = rendered(client.text("agent_thought_chunk"))
     assert printed in thoughts, (printed, thoughts)
+
+
+async def test_vis_acp_names_a_skipped_command_file(workspace, vis_home, tmp_path):
+    command = workspace / ".vis" / "commands" / "review.md"
+    command.parent.mkdir(parents=True)
+    command.write_text("Review the change.\n", encoding="utf-8")
+    client = EditorClient()
+    async with vis_acp(client, workspace, vis_home, script(tmp_path, [])) as (conn, _):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await conn.prompt(session_id=sid, prompt=[text_block("/review")])
+    _, answer = rendered(client.text("agent_message_chunk"))
+    said = skipped_command("review", workspace, [], lapsed=False, files=[".vis/commands/review.md"])
+    assert answer.startswith("/review is not a command; ") and said in answer, answer

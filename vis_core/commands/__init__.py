@@ -131,7 +131,8 @@ class CommandRegistry:
         return command.info if command else None
 
     def skipped(self, name: str) -> str | None:
-        """Which project extensions Vis skipped may offer ``/name``, and why (None: none)."""
+        """Which project command files or extensions Vis skipped may offer ``/name``, and
+        why (None: none)."""
         from vis_core.commands.skipped import skipped_offer
 
         return skipped_offer(self._deps.settings, name.lstrip("/"))

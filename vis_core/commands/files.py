@@ -17,6 +17,7 @@ import logging
 import os
 import re
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -131,6 +132,20 @@ def command_folders(
         else []
     )
     return [*folders, (config_dir / "commands", CommandSource.PERSONAL)]
+
+
+def project_files_of(names: Iterable[str], name: str) -> list[str]:
+    """Which of a project's files ``names`` (relative posix paths) are command files that
+    define ``/name`` in a trusted project, as :func:`find_command_files` reads them."""
+    if not _NAME.match(name):  # no file defines it (nor can a name with / match one)
+        return []
+    vis_file = f".vis/commands/{name}.md"
+    claude = f"{CLAUDE_FOLDER.as_posix()}/"
+    return [
+        n
+        for n in names
+        if n == vis_file or (n.startswith(claude) and n.rpartition("/")[2] == f"{name}.md")
+    ]
 
 
 def _markdown_files(folder: Path, nested: bool) -> list[Path]:

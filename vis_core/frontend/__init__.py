@@ -522,8 +522,9 @@ class Frontend:
         return self._host.commands.find(name)
 
     def command_skipped(self, name: str) -> str | None:
-        """Which project extensions Vis skipped may offer the unknown command ``/name``, why,
-        and the ``vis trust`` command that loads them; None when it skipped none."""
+        """Which project command files (or extensions) Vis skipped may offer the unknown
+        command ``/name``, why, and the ``vis trust`` command that loads them; None when it
+        skipped none."""
         return self._host.commands.skipped(name)
 
     def command_refusal(self, text: str) -> str | None:

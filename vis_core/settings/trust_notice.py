@@ -3,7 +3,7 @@ at the start in a project not trusted (what was skipped)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,11 +70,16 @@ def skipped_notice(
     )
 
 
-def skipped_command(name: str, root: Path, extensions: list[str], *, lapsed: bool) -> str:
+def skipped_command(
+    name: str, root: Path, extensions: list[str], *, lapsed: bool, files: Sequence[str] = ()
+) -> str:
     """What the CLI, the app and ``vis acp`` add to "/name is not a command" when Vis skipped
-    the project's ``extensions`` (entry files, one of which may offer ``/name``): why, as
-    the start note says it, and the ``vis trust`` command that loads them."""
-    one = len(extensions) == 1
+    the project's command ``files`` that define ``/name`` (named, when there are) or its
+    ``extensions`` (entry files, one of which may offer ``/name``): why, as the start note
+    says it, and the ``vis trust`` command that loads them."""
+    skipped = list(files) or extensions
+    one = len(skipped) == 1
+    what = "command file" if files else "extension"
     why = (
         f"the project's control files (.vis/, vis.yml, .env*) in {root} changed since you "
         "trusted it; review the change, then run"
@@ -82,9 +87,9 @@ def skipped_command(name: str, root: Path, extensions: list[str], *, lapsed: boo
         else f"project {root} is not trusted; run"
     )
     return (
-        f"Vis skipped the project's extension{'' if one else 's'} {_listed(extensions)}, "
-        f"which may offer /{name}: {why} `{trust_command(root)}` to allow "
-        f"{'it' if one else 'them'}"
+        f"Vis skipped the project's {what}{'' if one else 's'} {_listed(skipped)}"
+        f"{'' if files else f', which may offer /{name}'}: {why} `{trust_command(root)}` to "
+        f"allow {'it' if one else 'them'}"
     )
 
 

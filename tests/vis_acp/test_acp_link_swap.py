@@ -56,6 +56,26 @@ class WatchfulEditor(EditorClient):
         return await super().write_text_file(session_id, path, content, **kwargs)
 
 
+# The model's loop: a link out of the workspace, then the plain file, each for 0.5 ms. A swap
+# between Vis's check of a path and its stop of the model is what a check-then-open bug leaks
+# by, so the loop swaps often; in Python, without the four processes a round that a shell loop
+# of ln, cp and mv forked, and sleeping in between rather than taking a core.
+SWAP = """\
+import os, shutil, time
+open("started", "w").close()
+while True:
+    try:
+        os.symlink({secret!r}, "l.tmp")
+    except FileExistsError:
+        pass
+    os.replace("l.tmp", "notes.txt")
+    time.sleep(0.0005)
+    shutil.copy("keep.txt", "n.tmp")
+    os.replace("n.tmp", "notes.txt")
+    time.sleep(0.0005)
+"""
+
+
 @pytest.mark.parametrize("started", [True, False], ids=["running", "starting"])
 async def test_a_link_swapped_in_by_the_model_never_reaches_the_editor(
     workspace, vis_home, tmp_path, started
@@ -67,12 +87,9 @@ async def test_a_link_swapped_in_by_the_model_never_reaches_the_editor(
     secret.write_text("SECRET outside the workspace\n")
     (workspace / "notes.txt").write_text("plain notes\n")
     (workspace / "keep.txt").write_text("plain notes\n")
-    loop = (  # a link out of the workspace for a moment, then the plain file for a while
-        f"touch started; while :; do ln -sfn {secret} l.tmp; mv -T l.tmp notes.txt; "
-        "cp keep.txt n.tmp; mv -T n.tmp notes.txt; sleep 0.005; done"
-    )
+    (workspace / "swap.py").write_text(SWAP.format(secret=str(secret)))
     mark = f"swapper-{uuid.uuid4().hex}"  # this test's loop, not one of a test beside it
-    command = f"sh -c '{loop}' {mark}"
+    command = f"python3 swap.py {mark}"
     start = f"h = await shell({command!r})\n"
     stop = (  # the loop may have ended with its link in place: the plain file back
         "await h.stop()\nshutil.copy('keep.txt', 'n.tmp')\nos.replace('n.tmp', 'notes.txt')\n"
@@ -175,7 +192,7 @@ async def test_a_swapper_whose_leader_exited_is_stopped_too(workspace, vis_home,
     secret.write_text("SECRET outside the workspace\n")
     (workspace / "notes.txt").write_text("plain notes\n")
     (workspace / "keep.txt").write_text("plain notes\n")
-    (workspace / "swap.py").write_text(
+    (workspace / "swap.py").write_text(  # paced like SWAP, 1 ms each way
         "import ctypes, os, shutil, threading, time\n"
         "def swap():\n"
         "    open('started', 'w').close()\n"
@@ -185,8 +202,10 @@ async def test_a_swapper_whose_leader_exited_is_stopped_too(workspace, vis_home,
         "        except FileExistsError:\n"
         "            pass\n"
         "        os.replace('l.tmp', 'notes.txt')\n"
+        "        time.sleep(0.001)\n"
         "        shutil.copy('keep.txt', 'n.tmp')\n"
         "        os.replace('n.tmp', 'notes.txt')\n"
+        "        time.sleep(0.001)\n"
         "threading.Thread(target=swap).start()\n"
         "time.sleep(0.2)\n"
         "ctypes.CDLL(None).syscall(60, 0)  # SYS_exit: only the main thread ends\n"

@@ -58,16 +58,25 @@ def skipped_notice(
     if not kinds and not lapsed:
         return None
     skipped = "; ".join(kinds) or "extensions, MCP servers, environment and settings"
+    reason = _untrusted(root, lapsed)
+    if lapsed:
+        reason = reason[:1].upper() + reason[1:]  # the sentence starts with it
+    return f"{reason}, so Vis skipped its {skipped}; {_run(root, lapsed)} to allow them"
+
+
+def _untrusted(root: Path, lapsed: bool) -> str:
+    """Why Vis does not load the project at ``root``: its trust never given, or ``lapsed``."""
     if lapsed:
         return (
-            f"The project's control files (.vis/, vis.yml, .env*) in {root} changed since you "
-            f"trusted it, so Vis skipped its {skipped}; review the change, then run "
-            f"`{trust_command(root)}` to allow them"
+            f"the project's control files (.vis/, vis.yml, .env*) in {root} changed since you "
+            "trusted it"
         )
-    return (
-        f"project {root} is not trusted, so Vis skipped its {skipped}; run `{trust_command(root)}` "
-        "to allow them"
-    )
+    return f"project {root} is not trusted"
+
+
+def _run(root: Path, lapsed: bool) -> str:
+    """What to do about it: the ``vis trust`` command, after a review of a lapsed trust."""
+    return f"{'review the change, then run' if lapsed else 'run'} `{trust_command(root)}`"
 
 
 def skipped_command(
@@ -80,16 +89,10 @@ def skipped_command(
     skipped = list(files) or extensions
     one = len(skipped) == 1
     what = "command file" if files else "extension"
-    why = (
-        f"the project's control files (.vis/, vis.yml, .env*) in {root} changed since you "
-        "trusted it; review the change, then run"
-        if lapsed
-        else f"project {root} is not trusted; run"
-    )
     return (
         f"Vis skipped the project's {what}{'' if one else 's'} {_listed(skipped)}"
-        f"{'' if files else f', which may offer /{name}'}: {why} `{trust_command(root)}` to "
-        f"allow {'it' if one else 'them'}"
+        f"{'' if files else f', which may offer /{name}'}: {_untrusted(root, lapsed)}; "
+        f"{_run(root, lapsed)} to allow {'it' if one else 'them'}"
     )
 
 

@@ -128,6 +128,8 @@ async def test_what_a_running_command_wrote_is_listed_as_the_next_turn_begins(
         session = await host.new_session()
         session.subscribe(write_as_the_second_turn_starts)
         await session.submit("start it")
+        # the listing as turn 1 ended holds the lock: it is done before the test touches "go"
+        await session.list_background_files()
         second = await session.submit("write b")
         one = await undo(session)
         two = await undo(session)

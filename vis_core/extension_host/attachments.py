@@ -133,15 +133,9 @@ def model_attach(files: ToolContext) -> Callable[..., dict[str, Any]]:
     own folders hidden, the ``fs_access`` op hooks, never through a link leading out)."""
     from vis_core.extension.attachments import attach
 
-    @functools.wraps(attach)
+    @functools.wraps(attach)  # attach's signature and doc: what the model is shown
     def attach_for_model(
-        source: Any,
-        filename: str | None = None,
-        *,
-        label: str = "",
-        media_type: str | None = None,
-        audience: str = "both",
-        commentable: bool = False,
+        source: Any, filename: str | None = None, **options: Any
     ) -> dict[str, Any]:
         if isinstance(source, str | os.PathLike):
             target = files.resolve(source, tool="attach")
@@ -153,14 +147,7 @@ def model_attach(files: ToolContext) -> Callable[..., dict[str, Any]]:
                     f"attach: {shown} is not a file; check the path with ls()"
                 ) from None
             source, filename = data, filename or target.name
-        return attach(
-            source,
-            filename,
-            label=label,
-            media_type=media_type,
-            audience=audience,
-            commentable=commentable,
-        )
+        return attach(source, filename, **options)
 
     return attach_for_model
 

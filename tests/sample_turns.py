@@ -1,7 +1,11 @@
-"""Sample turns (every block type, a failed verification) for TUI tests, snapshots, benches."""
+"""Sample turns (every block type, a failed verification) for TUI tests, snapshots, benches;
+the conversation a list of events makes."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+from vis_core.agent.conversation import ConversationBuilder, ImageLoader
 from vis_core.events import (
     ActivityEnded,
     ActivityStarted,
@@ -33,6 +37,7 @@ from vis_core.model.activity import (
     ActivityVideo,
     SymbolTag,
 )
+from vis_core.model.conversation import Message
 from vis_core.model.turn import TurnStatus
 
 CLOCK = 1_700_000_000.0
@@ -297,3 +302,13 @@ def turn_events(
         events.append(BlockFinished(session_id, turn_id=turn_id, iteration_id="i1", duration=0.4))
         events.append(TurnEnded(session_id, turn_id=turn_id, status=status, content=answer))
     return events
+
+
+def conversation_of(
+    events: Iterable[Event], load_image: ImageLoader | None = None
+) -> list[Message]:
+    """The conversation ``events`` make, as a session's builder makes it from its events."""
+    builder = ConversationBuilder(load_image)
+    for event in events:
+        builder.add(event)
+    return builder.messages

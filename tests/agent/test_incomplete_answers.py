@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from sample_turns import conversation_of
 
-from vis_core.agent.conversation import INCOMPLETE_NOTES, conversation_from_events
+from vis_core.agent.conversation import INCOMPLETE_NOTES
 from vis_core.events import AssistantMessage, TurnEnded, TurnStarted
 from vis_core.model.turn import Incomplete, TurnStatus
 
@@ -16,7 +17,7 @@ def test_the_note_follows_the_incomplete_text(why: Incomplete) -> None:
         AssistantMessage("s", turn_id="t", text="First, the cach", incomplete=why),
         TurnEnded("s", turn_id="t", status=TurnStatus.FAILED, content="First, the cach"),
     ]
-    [_, answer] = conversation_from_events(events)
+    [_, answer] = conversation_of(events)
     assert answer.text == "First, the cach" + INCOMPLETE_NOTES[why]
 
 
@@ -26,4 +27,4 @@ def test_a_whole_answer_gets_no_note() -> None:
         AssistantMessage("s", turn_id="t", text="Hello."),
         TurnEnded("s", turn_id="t", content="Hello."),
     ]
-    assert conversation_from_events(events)[1].text == "Hello."
+    assert conversation_of(events)[1].text == "Hello."

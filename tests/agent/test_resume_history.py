@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
+from sample_turns import conversation_of
 
-from vis_core.agent.conversation import ConversationBuilder, conversation_from_events
+from vis_core.agent.conversation import ConversationBuilder
 from vis_core.agent.session import HISTORY_EVENTS
 from vis_core.events import BlockFinished, IterationStarted, TurnEnded, TurnStarted
 from vis_core.host import Host, HostOptions
@@ -43,7 +44,7 @@ async def test_resume_reads_only_history_events_and_rebuilds_the_same_conversati
         resumed = await host.open_session(session.id)
         try:
             assert resumed.conversation.messages == live
-            assert conversation_from_events(everything) == live
+            assert conversation_of(everything) == live
             assert resumed.turn_count == 3
         finally:
             await resumed.close()

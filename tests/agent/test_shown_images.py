@@ -7,8 +7,9 @@ import base64
 from pathlib import Path
 
 import yaml
+from sample_turns import conversation_of
 
-from vis_core.agent.conversation import ConversationBuilder, conversation_from_events
+from vis_core.agent.conversation import ConversationBuilder
 from vis_core.events import BlockFinished
 from vis_core.extension_host.attachments import load_shown_image
 from vis_core.host import Host, HostOptions
@@ -53,7 +54,7 @@ async def test_shown_image_rides_on_the_next_request_only(workspace: Path, tmp_p
             return load_shown_image(host.store, session.id, key)
 
         following = next_request(events, load)
-        reopened = conversation_from_events(events, load)
+        reopened = conversation_of(events, load)
         row = host.store.get_attachment(session.id, shown)
         assert row is not None
         Path(row.path).unlink()

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from vis_core.agent.conversation import conversation_from_events
+from sample_turns import conversation_of
+
 from vis_core.events import TurnEnded, TurnStarted, UserContext, event_from_dict
 from vis_core.model.turn import ContextOrigin
 
@@ -15,7 +16,7 @@ def test_context_joins_its_turns_request_or_waits_for_the_next_one() -> None:
         UserContext("s", origin=ContextOrigin.UNDO, text="[restored a.py]"),
         TurnStarted("s", turn_id="t2", position=2, request="and now?"),
     ]
-    messages = conversation_from_events(events)
+    messages = conversation_of(events)
     assert [m.text for m in messages] == ["!ls\n\na.py", "[restored a.py]\n\nand now?"]
 
 

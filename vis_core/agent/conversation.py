@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -429,12 +429,3 @@ _HANDLERS: dict[type[Event], Callable[[ConversationBuilder, Any], None]] = {
 }
 CONVERSATION_EVENTS = frozenset(event_type.type for event_type in _HANDLERS)
 CONVERSATION_KINDS = tuple(_HANDLERS)  # the event types :meth:`ConversationBuilder.add` reads
-
-
-def conversation_from_events(
-    events: Iterable[Event], load_image: ImageLoader | None = None
-) -> list[Message]:
-    builder = ConversationBuilder(load_image)
-    for event in events:
-        builder.add(event)
-    return builder.messages

@@ -83,7 +83,6 @@ class NestedGits:
         self._looks = 0
         self._started = time.time_ns() - COARSE_NS  # what changed since is the session's
         self.told: set[Path] | None = None  # none looked for yet: nothing listed at start
-        self.last_listed = 0  # folders the last look listed
         self.waiting = 0  # folders the last look left to list (past ``limit``), about
         self.full = False  # a folder made during the session was left out (past ``known``)
 
@@ -167,7 +166,6 @@ class NestedGits:
                     break
                 self._known[inner] = _Folder(f"{folder.path}/{name}", folder, due=self._looks)
                 heapq.heappush(waiting, (self._looks, len(inner), inner))
-        self.last_listed = listed
         self.waiting = len(waiting)
         return self._found()
 

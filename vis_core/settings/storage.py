@@ -293,16 +293,10 @@ class SecretsFile:
             data.pop(setting_id, None)
         else:
             data[setting_id] = value
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, SECRET_MODE)
-        try:
-            os.fchmod(fd, SECRET_MODE)
-            os.write(fd, json.dumps(data, indent=2, sort_keys=True).encode("utf-8"))
-        finally:
-            os.close(fd)
-        tmp.replace(self.path)
-        os.chmod(self.path, SECRET_MODE)
+        from vis_core.system.files import atomic_write  # only when a secret is saved
+
+        text = json.dumps(data, indent=2, sort_keys=True)
+        atomic_write(self.path, text.encode("utf-8"), mode=SECRET_MODE)
 
 
 def disabled_extensions(config_file: Path) -> frozenset[str]:

@@ -95,21 +95,8 @@ class ConfinedParts:
     async def confine(self, now: Confinement, setting: str) -> None:
         """The tools and shells keep to ``now`` at once, the sandbox from its next block
         (a new process; its restart note names ``setting``)."""
-        await self.tool_context.confine(
-            jail=now.jail,
-            refusal=now.refusal,
-            limits=now.limits,
-            home_writable=now.home_writable,
-            read_paths=now.read_paths,
-        )
-        self.sandbox.confine(
-            jail=now.jail,
-            refusal=now.refusal,
-            limits=now.limits,
-            home_writable=now.home_writable,
-            read_paths=now.read_paths,
-            setting=setting,
-        )
+        await self.tool_context.confine(now)
+        self.sandbox.confine(now, setting)
 
     def set_time_limit(self, seconds: float) -> None:
         self.tool_context.set_time_limit(seconds)

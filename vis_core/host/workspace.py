@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 
 from vis_core.extension_host.environment import project_environment
@@ -21,7 +20,7 @@ from vis_core.paths import (
 from vis_core.settings.service import SettingsService
 from vis_core.system.git_control import OTHER_AGENTS, GitLooks
 from vis_core.system.jail import TOLD_WHEN_MADE, home_warning, protected_files
-from vis_core.system.lifetime import ChildLimits
+from vis_core.system.lifetime import ChildLimits, Confinement
 from vis_core.system.nested_gits import NestedGits
 from vis_core.welcome import jail_mode, jail_policy, jail_read_paths
 
@@ -44,20 +43,6 @@ _AGENTS_READ = (
     "it when you open this folder with them, and it can run commands (hooks, MCP servers, "
     "tasks). Read it before you do, or remove it"
 )
-
-
-@dataclass(frozen=True)
-class Confinement:
-    """What confines the children a session runs for its model (the sandbox, its shells):
-    the jail, why nothing may run (a setting that cannot be read), memory and process limits,
-    whether home's dot entries are writable in the jail, and the folders it shows read-only
-    (``jail_read_paths``)."""
-
-    jail: bool
-    refusal: str | None
-    limits: ChildLimits
-    home_writable: bool
-    read_paths: tuple[Path, ...] = ()
 
 
 class Workspace:

@@ -31,7 +31,7 @@ from vis_core.system.jail import (
     reserve_control_folder,
     vis_runtime,
 )
-from vis_core.system.lifetime import ChildLimits, end_strays, over_memory
+from vis_core.system.lifetime import ChildLimits, Confinement, end_strays, over_memory
 from vis_core.system.loops import end_tasks
 from vis_core.system.network_bridge import proxy_environment
 from vis_core.system.process import ChildGone, ChildProcess, Ending
@@ -397,24 +397,15 @@ class Sandbox:
         """What the current child runs under: see :meth:`confine`."""
         return (self.jail, self.limits, self.home_writable, self.read_paths)
 
-    def confine(
-        self,
-        *,
-        jail: bool,
-        refusal: str | None,
-        limits: ChildLimits | None,
-        home_writable: bool,
-        read_paths: tuple[Path, ...] = (),
-        setting: str,
-    ) -> asyncio.Task[None] | None:
+    def confine(self, now: Confinement, setting: str) -> asyncio.Task[None] | None:
         """The setting ``setting``, which shapes the child, changed: the next block runs in a
-        new child under the new values, its namespace restored from the snapshot, and its
+        new child under ``now``, its namespace restored from the snapshot, and its
         restart note names every setting changed until then; a block running now finishes
-        under the old ones. ``refusal`` holds from the next block. The old child is stopped
+        under the old ones. ``now.refusal`` holds from the next block. The old child is stopped
         once no block runs in it (a thread a block left there must not run on unjailed, with a
         writable home or past a lowered limit); the task returned ends when it has."""
-        self.refusal = refusal
-        shaped = (jail, limits, home_writable, read_paths)
+        self.refusal = now.refusal
+        shaped = (now.jail, now.limits, now.home_writable, now.read_paths)
         if shaped == (self._next or self._shape()):
             return None
         self._next = shaped

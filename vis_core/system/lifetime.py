@@ -1,4 +1,5 @@
-"""Children that do not outlive Vis and stay within limits: the keeper, rlimits."""
+"""Children that do not outlive Vis and stay within limits: the keeper, rlimits, and the
+confinement (jail, limits, folders) a session's children run under."""
 
 from __future__ import annotations
 
@@ -126,6 +127,20 @@ class ChildLimits:
                 "apply RLIMIT_NPROC to root"
             )
         return notes
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """What confines the children a session runs for its model (the sandbox, its shells):
+    the jail, why nothing may run (a setting that cannot be read), memory and process limits,
+    whether home's dot entries are writable in the jail, and the folders it shows read-only
+    (``jail_read_paths``)."""
+
+    jail: bool
+    refusal: str | None
+    limits: ChildLimits
+    home_writable: bool
+    read_paths: tuple[Path, ...] = ()
 
 
 def over_memory(held: int, limits: ChildLimits | None = None, whose: str = "its") -> str:

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from vis_core.paths import vis_folders
 from vis_core.system.git_control import GitLooks
 from vis_core.system.jail import is_protected
-from vis_core.system.lifetime import ChildLimits
+from vis_core.system.lifetime import Confinement
 from vis_core.system.shell import ShellManager
 from vis_core.text_limits import format_size, printable
 from vis_core.tools.beneath import Beneath, Escape
@@ -87,23 +87,15 @@ class ToolContext:
         object.__setattr__(self, "workspace", Path(workspace).resolve())
         object.__setattr__(self, "live_workspace", live)
 
-    async def confine(
-        self,
-        *,
-        jail: bool,
-        refusal: str | None,
-        limits: ChildLimits | None,
-        home_writable: bool,
-        read_paths: tuple[Path, ...] = (),
-    ) -> None:
+    async def confine(self, now: Confinement) -> None:
         """The settings that confine the session's children changed: the tools check paths,
         and its shells start commands, under them from now on. A jail turned on also kills
         the commands started without it (and what they left running) before this returns."""
-        object.__setattr__(self, "jail", jail)
-        object.__setattr__(self, "home_writable", home_writable)
-        self.shells.refusal, self.shells.limits = refusal, limits
-        self.shells.home_writable, self.shells.read_paths = home_writable, read_paths
-        if jail:
+        object.__setattr__(self, "jail", now.jail)
+        object.__setattr__(self, "home_writable", now.home_writable)
+        self.shells.refusal, self.shells.limits = now.refusal, now.limits
+        self.shells.home_writable, self.shells.read_paths = now.home_writable, now.read_paths
+        if now.jail:
             await self.shells.stop_unjailed()
 
     def set_time_limit(self, seconds: float) -> None:

@@ -243,13 +243,10 @@ class Runtime:
 
     def save_output(self, text: str, label: str) -> Path:
         """Keep a full output (``vis.save_full_output``) in the call's session's output
-        folder, saved secrets redacted; the file's path."""
-        from vis_core.paths import write_private
-        from vis_core.text_limits import output_path
+        folder, saved secrets redacted (outside Vis none are loaded); the file's path."""
+        from vis_core.system.truncate import save_full_output
 
-        # outside Vis no settings are loaded, so there is no secret to redact
-        path = output_path(output_dir(), label)
-        return write_private(path, text.encode("utf-8", "surrogateescape"))
+        return save_full_output(text, output_dir(), label)
 
     @functools.cached_property
     def git_looks(self) -> GitLooks:

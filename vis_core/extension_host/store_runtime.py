@@ -4,7 +4,6 @@ host's runtime, which builds on it, so that the worker imports none of the sessi
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vis_core.extension.runtime import Runtime
@@ -63,12 +62,6 @@ class StoreRuntime(Runtime):
 
     def sessions(self) -> Any:
         raise RuntimeError(f"vis.sessions {_NO_HOST}")
-
-    def save_output(self, text: str, label: str) -> Path:
-        from vis_core.extension.runtime import output_dir
-        from vis_core.system.truncate import save_full_output
-
-        return save_full_output(text, output_dir(), label)
 
 
 _NO_HOST = "works only in a call from a Vis session (a tool, command or callback), not while "

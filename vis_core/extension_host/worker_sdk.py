@@ -8,7 +8,6 @@ the worker itself.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 from vis_core.extension.acting import loading_extension
@@ -38,18 +37,13 @@ class WorkerRuntime(Runtime):
         self._caller = caller
 
     run_git = Runtime.run_git  # jailed by the host's terms
+    save_output = Runtime.save_output  # written by the worker itself
 
     def setting_value(self, setting_id: str, default: Any) -> Any:
         if current_call() is None and loading_extension()[0]:  # loading: the declared default
             return default
         # in a call, or in a thread the extension started: the host resolves the current value
         return self._caller.call(TargetKind.SDK, SETTING_VALUE, (setting_id, default), {})
-
-    def save_output(self, text: str, label: str) -> Path:
-        from vis_core.extension.runtime import output_dir
-        from vis_core.system.truncate import save_full_output
-
-        return save_full_output(text, output_dir(), label)
 
 
 def install(caller: Any) -> None:

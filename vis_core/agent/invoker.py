@@ -539,15 +539,13 @@ class ToolInvoker:
         parent_id: str | None,
         show_start: bool = True,
         handle_id: str | None = None,
-        record_id: str | None = None,
     ) -> ActivityRecord:
         """A running Activity of this session, at the current turn, iteration and form: the
-        session's blank record with this call's fields (see :func:`_evolve`); ``record_id``:
-        its id, if made already."""
+        session's blank record with this call's fields (see :func:`_evolve`)."""
         site = self._position.site
         return _evolve(
             self._blank_record,
-            id=record_id or activity_id(),
+            id=activity_id(),
             turn_id=site.turn_id,
             iteration_id=site.iteration_id,
             tool=tool,

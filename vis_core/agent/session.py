@@ -609,8 +609,7 @@ class AgentSession:
         assert provider is not None
         # extensions' prompt and activation callbacks are awaited in the session's extension
         # worker (started by the first request); the front end keeps drawing meanwhile
-        system = await self.system_prompt()
-        request = self.build_request(system)
+        request = await self.next_request()
         chunks: list[str] = []
         thinking = ThinkingCollector()
         calls: list[ToolCall] = []

@@ -77,6 +77,6 @@ def test_an_extension_that_did_not_load_is_said_as_vis_says_things_and_logged(
     assert done.returncode == 0, done.stderr
     said = [line for line in done.stderr.splitlines() if "broken on purpose" in line]
     assert len(said) == 1 and said[0].startswith("vis: Extension bad failed to load"), said
-    assert said[0].endswith("or start Vis again.")  # vis run has no Settings screen
+    assert said[0].endswith("fix the file, then run `vis run` again.")  # no Settings screen
     logged = "".join(p.read_text() for p in vis_home.glob("logs/*/vis.log"))
     assert "extension did not load" in logged and "broken on purpose" in logged

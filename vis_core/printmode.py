@@ -552,7 +552,7 @@ async def _run(
         if host.models.problem and not command and refusal is None:
             print(host.models.problem, file=sys.stderr)
             return 2
-        failed = host.catalog.load_warning()  # the extensions that did not load
+        failed = host.catalog.load_warning("run `vis run` again")  # the extensions not loaded
         for note in [*host.startup_notes(), *([failed] if failed else [])]:
             if note != refusal:  # said once, last, as why the run stops
                 print(f"vis: {terminal_text(note)}", file=sys.stderr)

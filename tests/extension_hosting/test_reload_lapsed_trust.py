@@ -67,7 +67,8 @@ async def test_reload_after_an_extension_edit_says_the_trust_lapsed_everywhere(
         groups = {g.name: g for g in build_tree(host.catalog.loaded).extensions}
         group = groups["releaser"]  # the group stays, under the name it had
         assert group.failed and f"vis trust {workspace}" in (group.error or "")
-        assert host.catalog.load_warning() is None  # the trust notice says it, not "fix the file"
+        # the trust notice says it, not "fix the file"
+        assert host.catalog.load_warning("start again") is None
 
         await session.submit("two")
         await host.close_session(session)  # its control-file check, after the turn, ended
@@ -93,7 +94,7 @@ async def test_a_fresh_start_lists_the_skipped_extension_with_why_and_runs_none(
         assert f"vis trust {workspace}" in str(ext.error)
         notes = host.startup_notes()
         assert sum("changed since you trusted it" in note for note in notes) == 1, notes
-        assert host.catalog.load_warning() is None
+        assert host.catalog.load_warning("start again") is None
         session = await host.new_session()
         events: list[Event] = []
         session.subscribe(events.append)

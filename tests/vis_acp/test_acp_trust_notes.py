@@ -1,7 +1,7 @@
 """`vis acp` says a project's trust as `vis run` does: one start note when Vis skipped the
 project (never trusted, or changed since), none when it loaded it, in the same words; a
 command of a skipped extension or command file names it, as `vis run` does; the extensions
-that failed to load are said in `vis run`'s words too."""
+that failed to load are said in `vis run`'s words too, each with what loads them again there."""
 
 from __future__ import annotations
 
@@ -89,8 +89,10 @@ async def test_vis_acp_says_which_extensions_failed_to_load(workspace, vis_home,
         env_home=vis_home,
     )
     start = ran.stderr.index("vis: 2 extensions failed to load")
-    printed = ran.stderr[start:].removeprefix("vis: ").split("F2) or start Vis again.")[0]
+    printed, end = ran.stderr[start:].removeprefix("vis: ").split("\nRun `vis doctor`")
     assert "- broken: " in printed and "- raises: " in printed, ran.stderr
+    # what loads them again there: neither has the app's Settings screen or a /reload
+    assert end.startswith(" for every extension's status; fix the files, then run `vis run` again.")
     client = EditorClient()
     async with vis_acp(client, workspace, vis_home, s) as (conn, _):
         await conn.initialize(protocol_version=PROTOCOL_VERSION)
@@ -98,6 +100,11 @@ async def test_vis_acp_says_which_extensions_failed_to_load(workspace, vis_home,
         await conn.prompt(session_id=sid, prompt=[text_block("/help")])  # the notes came before
     _, thoughts = rendered(client.text("agent_thought_chunk"))
     assert printed in thoughts, (printed, thoughts)
+    said = thoughts[thoughts.index(printed) :].split("\n")[3]
+    assert said == (
+        "Run `vis doctor` for every extension's status; fix the files, then restart the Vis "
+        "agent in the editor."
+    ), thoughts
 
 
 async def test_vis_acp_names_a_skipped_command_file(workspace, vis_home, tmp_path):

@@ -189,7 +189,8 @@ class VisAgent:
         core = link.core
         link.send(update_available_commands(commands(core)))
         _, jail = core.jail_mode(link.session.id)
-        failed = core.extension_warning()  # the extensions that did not load, as `vis run` says
+        # the extensions that did not load, as `vis run` says, with what loads them again here
+        failed = core.extension_warning("restart the Vis agent in the editor")
         # one of the notes says what an untrusted project skipped
         notes = [jail, *core.startup_notes(), *([failed] if failed else [])]
         said = "\n".join(f"Vis: {n}" for n in notes)

@@ -346,9 +346,10 @@ class Frontend:
     def startup_notes(self) -> list[str]:
         return self._host.startup_notes()
 
-    def extension_warning(self) -> str | None:
-        """The extensions that failed to load, in one notice (None when all loaded)."""
-        return self._host.catalog.load_warning()
+    def extension_warning(self, then: str) -> str | None:
+        """The extensions that failed to load, in one notice ending in ``then``: what loads
+        them again in this front end (None when all loaded)."""
+        return self._host.catalog.load_warning(then)
 
     async def mcp_startup_notes(self, wait: float) -> list[str]:
         """The MCP servers' config problems and failed connections, once they settle (up to

@@ -48,10 +48,11 @@ class ExtensionCatalog:
             if ext.source is ExtensionSource.PROJECT and self.loaded.options.lapsed
         ]
 
-    def load_warning(self) -> str | None:
+    def load_warning(self, then: str) -> str | None:
         """One notice for the extensions that failed to load: each with its cause, then
-        ``vis doctor`` and Reload said once; None when all loaded (a project skipped for
-        its lapsed trust has a notice of its own)."""
+        ``vis doctor`` and ``then`` said once (what loads them again where the notice is
+        read: the app reloads, `vis run` and `vis acp` only start again); None when all
+        loaded (a project skipped for its lapsed trust has a notice of its own)."""
         failed = [
             (
                 ext.name,
@@ -62,20 +63,18 @@ class ExtensionCatalog:
         ]
         if not failed:
             return None
-        hint = (  # said by the app and by `vis run`, which has no Settings screen
-            "Run `vis doctor` for every extension's status; fix the {}, then Reload in Settings "
-            "(F2) or start Vis again."
-        )
+        files = "file" if len(failed) == 1 else "files"
+        hint = f"Run `vis doctor` for every extension's status; fix the {files}, then {then}."
         if len(failed) == 1:
             ((name, cause),) = failed
             return (
                 f"Extension {name} failed to load, so its tools, commands and settings are "
-                f"missing: {_sentence(cause)} {hint.format('file')}"
+                f"missing: {_sentence(cause)} {hint}"
             )
         causes = "".join(f"- {name}: {cause}\n" for name, cause in failed)
         return (
             f"{len(failed)} extensions failed to load, so their tools, commands and settings "
-            f"are missing:\n{causes}{hint.format('files')}"
+            f"are missing:\n{causes}{hint}"
         )
 
     def read_again(self, settings: SettingsService) -> None:

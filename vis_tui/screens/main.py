@@ -306,7 +306,7 @@ class MainScreen(Screen[None]):
             self.transcript.add_message(core.model_problem, classes="no-model", plain=True)
         for note in core.startup_notes():
             self.transcript.add_message(note, classes="note", plain=True)  # names from the checkout
-        warning = core.extension_warning()
+        warning = core.extension_warning("Reload in Settings (F2) or start Vis again")
         if warning is not None:
             self.transcript.add_message(warning, classes="warning", plain=True)
         self._say_mcp_problems(core)

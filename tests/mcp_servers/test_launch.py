@@ -279,12 +279,21 @@ def test_a_missing_command_fails_before_the_sdk_is_imported(
 ) -> None:
     """A command that does not exist was found only when the SDK spawned it, after its import
     (a second and more of CPU): `vis run` on a loaded machine ended with the server 'still
-    connecting'. Now it fails at once, saying where it was looked for, whatever the SDK."""
-    done = fresh_python(WITHOUT_SDK, str(workspace), "no-such-mcp-server", vis_home=vis_home)
+    connecting'. Now it fails at once, saying where it was looked for, whatever the SDK: a
+    PATH by its first three folders and how many more (it printed the whole of it, dozens of
+    the person's folders for the transcript and the model)."""
+    folders = [f"/opt/tool{n}/bin" for n in range(40)]
+    path = {"PATH": os.pathsep.join(folders)}
+    done = fresh_python(
+        WITHOUT_SDK, str(workspace), "no-such-mcp-server", vis_home=vis_home, env=path
+    )
     state, error, *_ = [*done.stdout.splitlines(), "", ""]
     assert state == "failed", done.stdout + done.stderr[-2000:]
-    assert error.startswith("cannot start 'no-such-mcp-server': no such command or file"), error
-    assert "looked for in the server's PATH, " in error, error
+    assert error.startswith(
+        "cannot start 'no-such-mcp-server': no such command in the server's PATH "
+        "(/opt/tool0/bin, /opt/tool1/bin, /opt/tool2/bin and 37 more folders) (your servers "
+    ), error
+    assert "/opt/tool3/bin" not in error, error
     absolute = str(workspace / "gone")
     done = fresh_python(WITHOUT_SDK, str(workspace), absolute, vis_home=vis_home)
     assert done.stdout.splitlines()[1:] == [

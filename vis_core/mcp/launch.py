@@ -25,7 +25,8 @@ def start_folder(paths: VisPaths | None = None) -> Path:
 
 
 class CommandNotFound(FileNotFoundError):
-    """A stdio server's command names no file; the message says where it was looked for."""
+    """A stdio server's command names no file; the message says where it was looked for (a
+    long ``PATH`` by its first folders and how many more)."""
 
 
 class CommandNotExecutable(PermissionError):
@@ -41,10 +42,15 @@ def command_file(command: str, cwd: Path, path: str) -> Path:
     :class:`CommandNotExecutable`."""
     if os.sep in command:
         candidates = [cwd / command]
-        where = str(cwd / command)
+        missing = f"no such command or file (looked for {cwd / command})"
     else:
-        candidates = [cwd / folder / command for folder in path.split(os.pathsep)]
-        where = f"in the server's PATH, {path}" if path else "in the server's PATH (empty)"
+        folders = path.split(os.pathsep)
+        candidates = [cwd / folder / command for folder in folders]
+        missing = (
+            f"no such command in the server's PATH ({_some(folders)})"
+            if path
+            else "no such command: the server's PATH is empty"
+        )
     for candidate in candidates:
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return candidate
@@ -54,7 +60,15 @@ def command_file(command: str, cwd: Path, path: str) -> Path:
             f"{unusable} is not executable (make it so with chmod +x, or start it with its "
             "interpreter)"
         )
-    raise CommandNotFound(f"no such command or file (looked for {where})")
+    raise CommandNotFound(missing)
+
+
+def _some(folders: list[str], shown: int = 3) -> str:
+    """The first ``shown`` of ``folders`` (a ``PATH``'s) and how many more: a PATH can be long,
+    and the person's folders need not all reach the transcript and the model."""
+    named = ", ".join(folder or "." for folder in folders[:shown])
+    more = len(folders) - shown
+    return f"{named} and {more} more folder{'' if more == 1 else 's'}" if more > 0 else named
 
 
 def kept(command: str, args: list[str], cwd: Path, path: str) -> tuple[str, list[str]]:

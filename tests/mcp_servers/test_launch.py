@@ -339,3 +339,56 @@ async def test_a_command_that_is_not_executable_says_so(workspace: Path, tmp_pat
         )
     finally:
         await manager.close()
+
+
+async def test_an_executable_file_that_is_no_program_says_so(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A file with its executable bit that is no program failed only once the SDK had started
+    it, as "the server process ended before it answered initialize" (the keeper's exec error
+    in the server's log alone): a text file (ENOEXEC), a script whose first line names an
+    interpreter that is not there (ENOENT, as if the script were missing) or not executable,
+    or a program `env` does not find. Now each fails at once, saying what is wrong with it;
+    a script whose interpreter (and env's program) is there still starts."""
+    files = {
+        "text": "just some notes\n",
+        "gone": "#!/no/such/python3 -u\nprint('never run')\n",
+        "crlf": "#!/bin/sh\r\necho hi\r\n",
+        "plain": f"#!{tmp_path / 'notes'}\n",
+        "bare": "#!\n",
+        "envgone": "#!/usr/bin/env no-such-interpreter\n",
+        "works": f"#!/usr/bin/env sh\nexec {shlex.join(warm(SERVER, 'stdio'))}\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+        (tmp_path / name).chmod(0o755)
+    (tmp_path / "notes").write_text("not a program")
+    manager = await connect(workspace, {name: {"command": str(tmp_path / name)} for name in files})
+    try:
+        said = {}
+        for name in files:
+            conn = manager.get(name)
+            assert conn is not None, name
+            assert (conn.state is State.CONNECTED) == (name == "works"), (name, conn.error)
+            said[name] = conn.error
+    finally:
+        await manager.close()
+    wrong = {name: f"cannot start {str(tmp_path / name)!r}: {tmp_path / name} is not a program "
+             "Vis can run: " for name in files}  # fmt: skip
+    assert said.pop("envgone").startswith(
+        wrong["envgone"] + "its first line runs 'no-such-interpreter' with env: no such command "
+        "in the server's PATH ("
+    )
+    notes = str(tmp_path / "notes")
+    assert said == {
+        "text": wrong["text"] + "a text file, with no first line such as #!/bin/sh naming its "
+        "interpreter",
+        "gone": wrong["gone"] + "its first line names the interpreter '/no/such/python3', which "
+        "does not exist",
+        "crlf": wrong["crlf"] + "its first line names the interpreter '/bin/sh\\r', which does "
+        "not exist (the file has Windows line endings)",
+        "plain": wrong["plain"] + f"its first line names the interpreter {notes!r}, which is not "
+        "executable",
+        "bare": wrong["bare"] + "its first line, #!, names no interpreter",
+        "works": None,
+    }, said

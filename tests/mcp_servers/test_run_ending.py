@@ -56,10 +56,15 @@ def test_a_quick_run_says_each_failed_server_once_and_where_to_look(
     """A run whose turn ended before its servers failed said nothing of them (three failed
     servers, no warning), and a warning pointed to `/mcp`, a screen of the app only."""
     # a shell fails within the run's settle even on a loaded machine (a Python took >5 s); the
-    # missing command fails before the SDK is imported (test_launch.py shows it without one)
+    # missing command, and the executable text file, fail before the SDK is imported
+    # (test_launch.py shows it without one)
     exits = "echo 'boom: no config' >&2; exit 3"
+    notes = workspace.parent / "notes.txt"
+    notes.write_text("not a program\n")
+    notes.chmod(0o755)
     servers = {
         "nocmd": {"command": str(workspace / "no-such-server")},
+        "notes": {"command": str(notes)},
         "exits": {"command": "/bin/sh", "args": ["-c", exits]},
         "nowhere": {"url": f"{http_server}/no-such-path/mcp"},
     }
@@ -71,6 +76,9 @@ def test_a_quick_run_says_each_failed_server_once_and_where_to_look(
         assert len(said) == 1, done.stderr
         assert said[0].startswith(f"warn: MCP server {name!r} failed: "), said
         assert said[0].endswith("; `vis mcp list` shows details"), said
+    assert f"failed: cannot start {str(notes)!r}: {notes} is not a program Vis can run: a " in (
+        done.stderr
+    )
     assert "/mcp shows" not in done.stderr
 
 

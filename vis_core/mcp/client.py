@@ -18,7 +18,13 @@ from urllib.parse import urlsplit
 
 from vis_core.mcp.config import SSE_HINT, ServerConfig, Source, Transport
 from vis_core.mcp.group import end_group, spawned_with_stderr
-from vis_core.mcp.launch import CommandNotExecutable, CommandNotFound, kept, start_folder
+from vis_core.mcp.launch import (
+    CommandNotExecutable,
+    CommandNotFound,
+    CommandNotProgram,
+    kept,
+    start_folder,
+)
 from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.names import tool_names
 from vis_core.mcp.oauth_session import make_provider, sign_in_needed, uses_oauth
@@ -420,7 +426,7 @@ class ServerConnection:
         if isinstance(exc, OSError) and folder is not None and not folder.is_dir():
             said = "is not a folder" if folder.exists() else "does not exist"
             text = f'cannot start {self.config.command!r}: its "cwd" {folder} {said}'
-        elif isinstance(exc, (CommandNotFound, CommandNotExecutable)):
+        elif isinstance(exc, (CommandNotFound, CommandNotExecutable, CommandNotProgram)):
             text = f"cannot start {self.config.command!r}: {exc}"
             relative = not os.path.isabs(_expand_home(self.config.command))
             if (

@@ -602,13 +602,28 @@ def trust_command(project_root: Path | str) -> str:
     return f"vis trust {shlex.quote(str(project_root))}"
 
 
+def lapsed_reason(project_root: Path | None) -> str:
+    """Why Vis does not load a project the person trusted once, as the clause every notice of
+    it says (the start note, ``/reload``, a skipped extension or command): its control files
+    (in ``project_root``, unless None: the notice names it already) changed since."""
+    where = "" if project_root is None else f" in {project_root}"
+    return (
+        f"the project's control files (.vis/, vis.yml, .env*){where} changed since you trusted it"
+    )
+
+
+def lapsed_remedy(project_root: Path) -> str:
+    """What to do about a lapsed trust, as the clause each notice of it says: review the
+    change, then the ``vis trust`` command."""
+    return f"review the change, then run `{trust_command(project_root)}`"
+
+
 def control_files_changed(project_root: Path) -> str:
     """The notice when a trusted project's control files changed."""
     return (
-        f"The project's control files (.vis/, vis.yml, .env*) in {project_root} changed since "
-        "you trusted it, so its extensions, MCP servers, environment and settings are not "
-        "loaded from the next start (or /reload) on. Review the change, then run "
-        f"`{trust_command(project_root)}`."
+        f"{_capital(lapsed_reason(project_root))}, so its extensions, MCP servers, environment "
+        "and settings are not loaded from the next start (or /reload) on. "
+        f"{_capital(lapsed_remedy(project_root))}."
     )
 
 
@@ -616,10 +631,9 @@ def trust_lapsed(project_root: Path) -> str:
     """The notice when Vis skipped a project it was trusted with (at the start, or at a
     ``/reload``) because its control files changed since the person trusted it."""
     return (
-        f"The project's control files (.vis/, vis.yml, .env*) in {project_root} changed since "
-        "you trusted it, so Vis skipped its extensions, MCP servers, environment and settings. "
-        f"Review the change, then run `{trust_command(project_root)}` and Reload (/reload, or "
-        "Reload in Settings), or start Vis again."
+        f"{_capital(lapsed_reason(project_root))}, so Vis skipped its extensions, MCP servers, "
+        f"environment and settings. {_capital(lapsed_remedy(project_root))} and Reload "
+        "(/reload, or Reload in Settings), or start Vis again."
     )
 
 
@@ -634,8 +648,11 @@ def trusted_again(project_root: Path) -> str:
 
 
 def lapsed_extension(project_root: Path) -> str:
-    """Why a project extension did not load: the project's trust lapsed."""
-    return (
-        "not loaded: the project's control files (.vis/, vis.yml, .env*) changed since you "
-        f"trusted it; review the change, then run `{trust_command(project_root)}` and Reload"
-    )
+    """Why a project extension did not load: the project's trust lapsed (said after the
+    extension's file, which names the folder)."""
+    return f"not loaded: {lapsed_reason(None)}; {lapsed_remedy(project_root)} and Reload"
+
+
+def _capital(clause: str) -> str:
+    """``clause`` as the start of a sentence."""
+    return clause[:1].upper() + clause[1:]

@@ -91,9 +91,15 @@ async def test_a_fresh_start_lists_the_skipped_extension_with_why_and_runs_none(
     try:
         (ext,) = [e for e in host.catalog.loaded.extensions if e.path == entry]
         assert ext.name == "release" and ext.status is ExtensionStatus.FAILED
-        assert f"vis trust {workspace}" in str(ext.error)
+        # the extension's error (after its file) says why and what to do as the start note
+        why = "he project's control files (.vis/, vis.yml, .env*){} changed since you trusted it"
+        todo = f"eview the change, then run `vis trust {workspace}`"
+        assert str(ext.error) == (f"{entry}: not loaded: t{why.format('')}; r{todo} and Reload"), (
+            ext.error
+        )
         notes = host.startup_notes()
-        assert sum("changed since you trusted it" in note for note in notes) == 1, notes
+        said = [note for note in notes if why.format(f" in {workspace}") in note]
+        assert len(said) == 1 and todo in said[0], notes
         assert host.catalog.load_warning("start again") is None
         session = await host.new_session()
         events: list[Event] = []

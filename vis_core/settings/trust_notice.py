@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.model.lines import on_one_line
-from vis_core.paths import EXTENSIONS_FOLDER, ControlSnapshot, control_files, trust_command
+from vis_core.paths import (
+    EXTENSIONS_FOLDER,
+    ControlSnapshot,
+    control_files,
+    lapsed_reason,
+    lapsed_remedy,
+    trust_command,
+)
 from vis_core.settings.storage import ProjectValues
 
 # project values that loosen what protects the person (said first, with what they do)
@@ -66,17 +73,12 @@ def skipped_notice(
 
 def _untrusted(root: Path, lapsed: bool) -> str:
     """Why Vis does not load the project at ``root``: its trust never given, or ``lapsed``."""
-    if lapsed:
-        return (
-            f"the project's control files (.vis/, vis.yml, .env*) in {root} changed since you "
-            "trusted it"
-        )
-    return f"project {root} is not trusted"
+    return lapsed_reason(root) if lapsed else f"project {root} is not trusted"
 
 
 def _run(root: Path, lapsed: bool) -> str:
     """What to do about it: the ``vis trust`` command, after a review of a lapsed trust."""
-    return f"{'review the change, then run' if lapsed else 'run'} `{trust_command(root)}`"
+    return lapsed_remedy(root) if lapsed else f"run `{trust_command(root)}`"
 
 
 def skipped_command(

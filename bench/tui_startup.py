@@ -74,79 +74,20 @@ def header_run(home: Path, workspace: Path, *, used_before: bool = False) -> flo
     return one_run(home, workspace, until=HEADER_TEXTS)[0]
 
 
-def one_run(
-    home: Path,
-    workspace: Path,
-    command: list[str] | None = None,
-    until: tuple[bytes, ...] = (),
-) -> tuple[float, float]:
-    """Seconds until the prompt is painted (its placeholder shows) and until it accepted a key;
-    with ``until``: until all of those texts were painted (and 0.0)."""
-    master, slave = pty.openpty()
-    env = {
-        **os.environ,
-        "VIS_HOME": str(home),
-        "TERM": "xterm-256color",
-        "COLUMNS": "100",
-        "LINES": "30",
-    }
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        command or [str(VIS)],
-        cwd=workspace,
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        env=env,
-        close_fds=True,
-        start_new_session=True,
-    )
-    os.close(slave)
-    seen = b""
-    typed = False
-    painted = 0.0
-    try:
-        while time.perf_counter() - start < 30:
-            ready, _, _ = select.select([master], [], [], 0.005)
-            if ready:
-                try:
-                    seen += os.read(master, 65536)
-                except OSError:
-                    break
-            if until:
-                if all(text in seen for text in until):
-                    return time.perf_counter() - start, 0.0
-                continue
-            if not typed and READY_TEXT in seen:
-                painted = time.perf_counter() - start
-                os.write(master, MARKER.encode())
-                typed = True
-                seen = b""
-            if typed and MARKER.encode() in seen:
-                return painted, time.perf_counter() - start
-        raise RuntimeError(f"{command or 'vis'} did not show the prompt within 30 s")
-    finally:
-        os.write(master, b"\x11")  # Ctrl+Q quits both (Ctrl+C would clear the typed marker)
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        os.close(master)
-
-
 LONG_TRANSCRIPT = 60  # answered requests before the "long transcript" figures
 TYPED = "hello world"
 
 
 class Terminal:
-    """A command in a pseudo-terminal whose output is read (and dropped) as it comes, so the
-    app never waits on a full terminal."""
+    """A command in a pseudo-terminal of ``size`` (columns, lines), its output read as it
+    comes, so the app never waits on a full terminal; :meth:`close` quits it with Ctrl+Q."""
 
-    def __init__(self, command: list[str], home: Path, workspace: Path) -> None:
+    def __init__(
+        self, command: list[str], home: Path, workspace: Path, size: tuple[int, int] = (120, 40)
+    ) -> None:
         self.master, slave = pty.openpty()
         env = {**os.environ, "VIS_HOME": str(home), "TERM": "xterm-256color"}
-        env.update(COLUMNS="120", LINES="40")
+        env.update(COLUMNS=str(size[0]), LINES=str(size[1]))
         self.proc = subprocess.Popen(
             command,
             cwd=workspace,
@@ -160,6 +101,12 @@ class Terminal:
         os.close(slave)
         self.seen = b""
 
+    def read(self, wait: float) -> bytes:
+        """What the command wrote within ``wait`` seconds (b"": nothing yet); OSError once
+        it ended."""
+        ready, _, _ = select.select([self.master], [], [], wait)
+        return os.read(self.master, 65536) if ready else b""
+
     def run_for(self, seconds: float, keys_per_second: float = 0) -> None:
         """Read the output for ``seconds``, typing ``TYPED`` (then Ctrl+U) at that rate."""
         end = time.perf_counter() + seconds
@@ -170,9 +117,7 @@ class Terminal:
                 os.write(self.master, key.encode())
                 typed = (typed + 1) % (len(TYPED) + 1)
                 next_key += 1 / keys_per_second
-            ready, _, _ = select.select([self.master], [], [], 0.01)
-            if ready:
-                self.seen = (self.seen + os.read(self.master, 65536))[-4096:]
+            self.seen = (self.seen + self.read(0.01))[-4096:]
 
     def until(self, text: bytes, seconds: float = 30) -> None:
         end = time.perf_counter() + seconds
@@ -194,13 +139,48 @@ class Terminal:
         return (used() - before) / ticks / (time.perf_counter() - start)
 
     def close(self) -> None:
-        os.write(self.master, b"\x11")  # Ctrl+Q
+        os.write(self.master, b"\x11")  # Ctrl+Q quits both (Ctrl+C would clear a typed marker)
         try:
             self.proc.wait(5)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
         os.close(self.master)
+
+
+def one_run(
+    home: Path,
+    workspace: Path,
+    command: list[str] | None = None,
+    until: tuple[bytes, ...] = (),
+) -> tuple[float, float]:
+    """Seconds until the prompt is painted (its placeholder shows) and until it accepted a key;
+    with ``until``: until all of those texts were painted (and 0.0)."""
+    start = time.perf_counter()
+    terminal = Terminal(command or [str(VIS)], home, workspace, size=(100, 30))
+    seen = b""
+    typed = False
+    painted = 0.0
+    try:
+        while time.perf_counter() - start < 30:
+            try:
+                seen += terminal.read(0.005)
+            except OSError:
+                break
+            if until:
+                if all(text in seen for text in until):
+                    return time.perf_counter() - start, 0.0
+                continue
+            if not typed and READY_TEXT in seen:
+                painted = time.perf_counter() - start
+                os.write(terminal.master, MARKER.encode())
+                typed = True
+                seen = b""
+            if typed and MARKER.encode() in seen:
+                return painted, time.perf_counter() - start
+        raise RuntimeError(f"{command or 'vis'} did not show the prompt within 30 s")
+    finally:
+        terminal.close()
 
 
 def cpu_figures(seconds: float) -> None:

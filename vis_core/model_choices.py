@@ -148,8 +148,8 @@ async def ask_servers(deps: CommandDeps, only: str | None = None) -> dict[str, s
     """Ask each server of one's own (or ``only`` that one) which models it serves (its
     ``/v1/models``, a few seconds at most) and remember them for ``model_entries``.
     Returns why a server could not say, by provider name."""
-    from vis_core.providers.common import hide_credentials
     from vis_core.providers.server_limits import served_models
+    from vis_core.system.redaction import hide_credentials
 
     servers = {n: s for n, s in own_servers(deps).items() if only is None or n == only}
     if not servers:

@@ -43,12 +43,15 @@ def _details(app: App[Any]) -> str:
 async def test_mcp_screen_shows_attention_first_and_saves_changes(
     vis_home: Path, workspace: Path, http_server: str
 ) -> None:
+    """A server's URL is shown with its credentials masked: a user and password, a key in
+    the query (the screen showed them as mcp.json has them)."""
     config = vis_home / "mcp.json"
+    signed = http_server.replace("://", "://alice:hunter2-secret@", 1)
     config.write_text(
         json.dumps(
             {
                 "mcpServers": {
-                    "alpha": {"url": f"{http_server}/mcp"},
+                    "alpha": {"url": f"{signed}/mcp?api_key=key-4567-secret&v=2"},
                     "broken": {"command": "sh", "args": ["-c", "echo API_URL is unset >&2"]},
                     "bad": {"type": "sse", "url": "http://localhost/sse"},
                 },
@@ -70,6 +73,9 @@ async def test_mcp_screen_shows_attention_first_and_saves_changes(
         await pilot.press("down")
         details = _details(app)
         assert "mcp__alpha__weather" in details and "codemode" in details
+        masked = http_server.replace("://", "://***@", 1)
+        assert f"http:{masked}/mcp?api_key=***&v=2" in "".join(details.split()), details
+        assert "hunter2" not in details and "4567" not in details, details
         await pilot.press("x")
         await until(
             pilot, lambda: "exposure deferred" in str(screen.query_one("#mcp-note").render()), 60

@@ -16,6 +16,7 @@ from vis_core.settings.rows import RowState, row_state
 from vis_core.settings.service import SaveResult, SettingsService
 from vis_core.settings.storage import PROJECT_SETTINGS
 from vis_core.settings.tree import SettingNode, SettingsTree, build_tree
+from vis_core.system.redaction import hide_credentials
 
 
 class SettingsPanel:
@@ -92,7 +93,7 @@ class McpServerView:
     source: Source
     origin: str  # the file that declares it
     transport: Transport
-    target: str  # its URL, else its command line
+    target: str  # its URL (credentials masked), else its command line
     about: str  # its description, else the instructions it sent
     error: str | None
     stderr_tail: str  # the last lines it wrote to stderr
@@ -109,7 +110,7 @@ class McpServerView:
             server.source,
             str(server.origin),
             server.transport,
-            server.url or " ".join([server.command, *server.args]),
+            hide_credentials(server.url) or " ".join([server.command, *server.args]),
             server.description or conn.instructions or "",
             conn.error,
             conn.stderr_tail(),

@@ -28,21 +28,6 @@ MIN_OUTPUT_TOKENS = 1024
 ESTIMATE_MARGIN = 1.05
 
 
-# The credentials a URL can carry: its user and password, and query parameters named like a
-# key ("?key=", "&api_key=", "access_token=", "sig=").
-_USERINFO = re.compile(r"\b([a-z][a-z0-9+.-]*://)[^\s/?#@]+@", re.IGNORECASE)
-_KEY_PARAMETER = re.compile(
-    r"([?&][^=&\s#]*(?:key|token|secret|pass|pwd|auth|sig|credential)[^=&\s#]*=)[^&\s#\"'<>]+",
-    re.IGNORECASE,
-)
-
-
-def hide_credentials(text: str) -> str:
-    """``text`` with the credentials of every URL in it masked (``http://***@host/v1?key=***``):
-    what Vis prints, stores or logs of a URL never holds a password or key from ``base_url``."""
-    return _KEY_PARAMETER.sub(r"\1***", _USERINFO.sub(r"\1***@", text))
-
-
 # How much of a server's error message is shown: an error body can be a whole page or megabytes.
 DETAIL_LIMIT = 400
 _HIDDEN = re.compile(r"<(head|script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)

@@ -14,12 +14,12 @@ from typing import Any
 from vis_core.providers.base import ContextOverflowError, ProviderConfigError, ProviderError
 from vis_core.providers.common import (
     MIN_OUTPUT_TOKENS,
-    hide_credentials,
     is_retryable_status,
     page_text,
     short_text,
 )
 from vis_core.providers.retry_after import retry_after
+from vis_core.system.redaction import hide_credentials
 
 # The typed "request too long" error; ``ContextOverflowError`` in ``providers.base``.
 ContextOverflow = ContextOverflowError

@@ -236,7 +236,7 @@ def _base_url(url: str | None, where: str) -> str | None:
         return None
     from urllib.parse import urlsplit
 
-    from vis_core.providers.common import hide_credentials
+    from vis_core.system.redaction import hide_credentials
 
     try:
         parts = urlsplit(url)

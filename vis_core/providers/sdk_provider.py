@@ -21,13 +21,13 @@ from vis_core.providers.common import (
     NO_KEY,
     estimate_tokens,
     fit_output,
-    hide_credentials,
     page_text,
     request_chars,
 )
 from vis_core.providers.errors import OutputLimitTooLarge, SdkErrors, map_error
 from vis_core.providers.models import lookup_model, request_options
 from vis_core.providers.tls import verified_context
+from vis_core.system.redaction import hide_credentials
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from vis_core.providers.common import hide_credentials
 from vis_core.providers.tls import verified_context
+from vis_core.system.redaction import hide_credentials
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,6 @@
 """``[REDACTED]`` in place of saved secret values: in saved outputs, log lines, stored events
-(the store's hook is :class:`vis_core.settings.redact.Redactor`)."""
+(the store's hook is :class:`vis_core.settings.redact.Redactor`); ``***`` in place of the
+credentials a URL carries."""
 
 from __future__ import annotations
 
@@ -22,6 +23,22 @@ REDACTED = "[REDACTED]"
 MIN_SECRET_LENGTH = 8
 # Fields that name a class or a closed set (validated values, never a secret): kept.
 _KEEP = frozenset({"type", "kind", "tag", "state", "status", "origin", "placement"})
+
+
+# The credentials a URL can carry: its user and password, and query parameters named like a
+# key ("?key=", "&api_key=", "access_token=", "sig=").
+_USERINFO = re.compile(r"\b([a-z][a-z0-9+.-]*://)[^\s/?#@]+@", re.IGNORECASE)
+_KEY_PARAMETER = re.compile(
+    r"([?&][^=&\s#]*(?:key|token|secret|pass|pwd|auth|sig|credential)[^=&\s#]*=)[^&\s#\"'<>]+",
+    re.IGNORECASE,
+)
+
+
+def hide_credentials(text: str) -> str:
+    """``text`` with the credentials of every URL in it masked (``http://***@host/v1?key=***``):
+    what Vis prints, stores or logs of a URL never holds a password or key (a provider's
+    ``base_url``, an MCP server's ``url``), though none is a saved secret."""
+    return _KEY_PARAMETER.sub(r"\1***", _USERINFO.sub(r"\1***@", text))
 
 
 def _is_id(key: Any) -> bool:

@@ -28,7 +28,8 @@ def ignore_spec(text: str) -> GitIgnoreSpec:
     :func:`without_backtracking`), so a rule such as ``*a*a*a*a*b`` cannot hang a listing."""
     from pathspec import GitIgnoreSpec
 
-    spec = GitIgnoreSpec.from_lines(text.splitlines())
+    # a rule holding a NUL matches no path; a sparse file's zeros would be one costly rule
+    spec = GitIgnoreSpec.from_lines(line for line in text.splitlines() if "\0" not in line)
     for pattern in spec.patterns:
         regex = getattr(pattern, "regex", None)
         if regex is not None and _STAR in regex.pattern:

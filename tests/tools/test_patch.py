@@ -306,7 +306,7 @@ async def test_a_diff_too_large_to_save_is_cut_and_says_the_file_holds_it(
     from vis_core.events import ActivityEnded, BlockFinished
 
     code = (
-        "text = ''.join(f'{n:09} ' + 'z' * 50 + '\\n' for n in range(150_000))\n"
+        "text = ''.join(f'{n:09} ' + 'z' * 990 + '\\n' for n in range(9_000))\n"
         "r = await patch('huge.txt', 0, text)\n"
         "print(r.diff_cut)"
     )

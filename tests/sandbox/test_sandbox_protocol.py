@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import re
 import struct
 from typing import Any
 
@@ -12,6 +13,7 @@ import msgspec
 import pytest
 
 from vis_core.ipc.framing import FrameReader, ProtocolError, frame
+from vis_core.ipc.messages import CancelCall, framed, from_child
 from vis_core.sandbox import Sandbox
 from vis_core.sandbox.protocol import MAX_MESSAGE_BYTES
 from vis_core.sandbox.state import MAX_SNAPSHOT_BYTES
@@ -62,12 +64,29 @@ BREACHES = [  # (what the child writes, what the host says it broke)
 ]
 
 
+# Made by a real child (one child start each): a breach of the framing, of MessagePack, one
+# the child's own next message completes, and a forged call; the text each other one gets is
+# checked where the host reads the child's pipe (test_each_breach_is_told_what_it_broke).
+IN_A_CHILD = [BREACHES[i] for i in (0, 3, 4, 9)]
+
+
+def test_each_breach_is_told_what_it_broke() -> None:
+    """What the host's reader of the child's pipe makes of each breach, followed by a message
+    the child may send (which completes the frame of the one whose length is too long)."""
+    for data, what in BREACHES:
+        frames = FrameReader(MAX_MESSAGE_BYTES)
+        frames.feed(data + framed(CancelCall(1)))
+        with pytest.raises(ProtocolError, match=re.escape(what)):
+            while (body := frames.next()) is not None:
+                from_child(body)
+
+
 async def test_a_child_that_breaks_the_protocol_is_stopped_and_replaced(
     sandbox: Sandbox, host_tools: HostTools
 ) -> None:
     """Each breach in turn: the child that breaks the protocol is stopped, and the next block
     runs in a new child (where the next breach is made: one child start a breach)."""
-    for served, (data, what) in enumerate(BREACHES, 1):
+    for served, (data, what) in enumerate(IN_A_CHILD, 1):
         broken = await asyncio.wait_for(sandbox.run(WRITE.format(data=data)), 30)
         assert broken.error is not None, what
         assert f"was stopped because it broke the protocol ({what}" in broken.error, what

@@ -523,6 +523,8 @@ class ServerConnection:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
+        from vis_core.providers.tls import verified_context
+
         start, environ = await asyncio.to_thread(self._surroundings)
         headers = await self._values(config.headers, "header", environ, start)
         if config.transport is Transport.SSE:
@@ -547,6 +549,7 @@ class ServerConnection:
             auth=auth,
             timeout=httpx2.Timeout(30.0, read=300.0),
             event_hooks={"response": [record]},
+            verify=verified_context(),
         )
         await stack.enter_async_context(client)
         return await stack.enter_async_context(

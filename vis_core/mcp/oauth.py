@@ -25,6 +25,7 @@ from vis_core.mcp.config import ServerConfig
 from vis_core.mcp.oauth_settings import OAuthSettings, secure_or_loopback
 from vis_core.mcp.oauth_store import CredentialStore, SecretTokenStorage
 from vis_core.mcp.values import expand
+from vis_core.providers.tls import verified_context
 
 CLIENT_NAME = "vis"
 PLACEHOLDER_REDIRECT = "http://127.0.0.1/callback"
@@ -263,7 +264,7 @@ async def configured_metadata(config: ServerConfig) -> OAuthMetadata | None:
     if url is None:
         return None
     try:
-        async with httpx2.AsyncClient(timeout=30.0) as client:
+        async with httpx2.AsyncClient(timeout=30.0, verify=verified_context()) as client:
             response = await client.get(url, headers={"Accept": "application/json"})
     except httpx2.HTTPError as exc:
         raise OAuthFlowError(f"cannot read authServerMetadataUrl {url}: {exc}") from None

@@ -275,11 +275,15 @@ async def _connect(
     from mcp.client.streamable_http import streamable_http_client
 
     from vis_core import __version__
+    from vis_core.providers.tls import verified_context
 
     headers = await asyncio.to_thread(expand_map, config.headers, "header", environ, cwd)
     async with (
         httpx2.AsyncClient(
-            headers=headers, auth=provider, timeout=httpx2.Timeout(30.0, read=300.0)
+            headers=headers,
+            auth=provider,
+            timeout=httpx2.Timeout(30.0, read=300.0),
+            verify=verified_context(),
         ) as client,
         streamable_http_client(config.url, http_client=client) as (read, write),
         ClientSession(

@@ -1,4 +1,4 @@
-"""One verified TLS context per process for the providers' HTTP clients."""
+"""One verified TLS context per process for the HTTP clients (the providers', MCP servers')."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ def verified_context() -> ssl.SSLContext:
     """The context httpx makes when told nothing (the system's certificates, or those
     ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` name), made once for each pair of those values:
     loading the certificates costs ~25 ms of CPU, and each provider made two such contexts (its
-    SDK client and its server probe), a ``vis run`` on an OpenAI-compatible server among them.
+    SDK client and its server probe), a ``vis run`` on an OpenAI-compatible server among them,
+    and each connection to an MCP server over HTTP made one more (its sign-in too).
     Only HTTP/1.1 clients share it (httpcore sets the ALPN protocols on the context it is
     given at each connection)."""
     return _context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))

@@ -208,7 +208,7 @@ async def test_a_callback_that_raises_or_hangs_fails_alone(
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
     try:
         session = await host.new_session()
-        host.registry.extension_workers[session.id].times.callback_timeout = 1.0
+        host.registry.extension_workers[session.id].times.callback_timeout = 0.5
         with caplog.at_level(logging.WARNING):
             system = (await session.next_request()).system
         assert "### raises\nRaises." in system and "### hangs\nHangs." in system
@@ -216,7 +216,7 @@ async def test_a_callback_that_raises_or_hangs_fails_alone(
         assert "prompt callback of extension 'raises' failed" in caplog.text
         assert "prompt broke" in caplog.text
         assert "prompt callback of extension 'hangs' failed" in caplog.text
-        assert "did not answer within 1 s" in caplog.text
+        assert "did not answer within 0.5 s" in caplog.text
         workers = host.registry.extension_workers[session.id]
         pid = workers.worker_for("where").pid
         assert (workers.worker_for("hangs").pid == pid) == (not hang_env)  # own env: own pid

@@ -210,12 +210,15 @@ class ToolContext:
     def read_bytes(self, target: Path, *, tool: str) -> bytes:
         """The bytes of file ``target`` (from :meth:`resolve`), read beneath the workspace; an
         ``OSError`` that says so for a file above :data:`READ_LIMIT` (a sparse terabyte a
-        block made in an instant would be read into Vis's memory)."""
-        try:
-            data = self.files(target).read_bytes(target, READ_LIMIT + 1)  # beneath: no escape
+        block made in an instant would be read into Vis's memory), refused unread when its size
+        says so."""
+        files = self.files(target)
+        try:  # beneath: no escape
+            over = files.stat(target).st_size > READ_LIMIT
+            data = b"" if over else files.read_bytes(target, READ_LIMIT + 1)
         except Escape as exc:
             raise self.escaped(target, exc, tool) from None
-        if len(data) > READ_LIMIT:
+        if over or len(data) > READ_LIMIT:
             raise OSError(
                 f"{tool}: {self.display(target)} is larger than {format_size(READ_LIMIT)}, more "
                 f"than {tool} reads; look into it with grep(), or shell('head -c …') or "

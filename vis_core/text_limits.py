@@ -3,6 +3,7 @@ the note that names where the full text was saved. Pure: imports nothing of Vis.
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from collections.abc import Callable
@@ -34,10 +35,13 @@ class Truncation:
     shown_bytes: int
 
 
+_ESCAPED = re.compile("[\udc80-\udcff]")  # a byte that was not UTF-8, as a surrogate escape
+
+
 def printable(text: str) -> str:
     """``text`` as the model and the screen get it: bytes of a file name that are not UTF-8
     (surrogate escapes) become ``\\xNN`` text instead of breaking the encoder."""
-    if not any("\udc80" <= ch <= "\udcff" for ch in text):
+    if _ESCAPED.search(text) is None:  # a Python loop over the characters: 30 ms a MB
         return text
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 

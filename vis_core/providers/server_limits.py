@@ -94,12 +94,12 @@ async def _small_body(client: Any, url: str, headers: dict[str, str] | None = No
     ):
         if response.status_code != 200:
             return None
-        body = b""
+        body = bytearray()  # grown in place: adding to bytes copied all of it at each piece
         async for chunk in response.aiter_bytes():
             body += chunk
             if len(body) > ASK_BYTES:
                 raise ValueError(f"the answer is longer than {ASK_BYTES} bytes")
-        return body
+        return bytes(body)
 
 
 def _server_root(base_url: str) -> str:

@@ -195,6 +195,12 @@ def _read(path: Path) -> Any:
             raise ScriptError(f"{path}: not valid JSON: {exc}") from exc
     import yaml  # with a YAML script only: its import is ~5% of a `vis run` start
 
+    fast = getattr(yaml, "CSafeLoader", None)  # libyaml's, ~30 times faster
+    if fast is not None:
+        try:
+            return yaml.load(source, Loader=fast)
+        except (ValueError, yaml.YAMLError):
+            pass  # a lone surrogate's escape, which only Python's loader reads, or an error
     try:
         return yaml.safe_load(source)
     except (ValueError, yaml.YAMLError) as exc:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from cli_support import yaml_text
 
 from vis_core.events import ActivityEnded, BlockFinished, Event, TurnEnded
 from vis_core.host import Host, HostOptions
@@ -24,7 +24,7 @@ def install_extension(vis_home: Path, name: str, source: str) -> Path:
 
 
 def write_script(path: Path, responses: list[dict[str, Any]]) -> Path:
-    path.write_text(yaml.safe_dump(responses), encoding="utf-8")
+    path.write_text(yaml_text(responses), encoding="utf-8")
     return path
 
 

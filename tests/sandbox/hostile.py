@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from cli_support import yaml_text
 
 from vis_core.events import BlockFinished, Event, TurnEnded
 from vis_core.host import Host, HostOptions
@@ -57,7 +57,7 @@ class Outcome:
 
 def script(path: Path, *blocks: str) -> Path:
     steps: list[dict[str, Any]] = [{"code": textwrap.dedent(b)} for b in blocks]
-    path.write_text(yaml.safe_dump([*steps, {"text": "Done."}]), encoding="utf-8")
+    path.write_text(yaml_text([*steps, {"text": "Done."}]), encoding="utf-8")
     return path
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
+from cli_support import yaml_text
 
 from vis_core.host import Host, HostOptions
 
@@ -17,7 +17,7 @@ def script(
     path: Path, responses: list[dict], sessions: dict[str, list[dict]] | None = None
 ) -> Path:
     data: Any = {"responses": responses, "sessions": sessions or {}}
-    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    path.write_text(yaml_text(data, sort_keys=False), encoding="utf-8")
     return path
 
 

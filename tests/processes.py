@@ -27,18 +27,17 @@ def alive(pid: int) -> bool:
 
 def marked(mark: str) -> list[int]:
     """Live processes whose argv holds ``mark``."""
-    found = []
+    found, wanted = [], mark.encode()
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         try:
             with open(f"/proc/{name}/cmdline", "rb") as file:
-                cmdline = file.read()
-            with open(f"/proc/{name}/stat") as file:
-                state = file.read().rsplit(")", 1)[1].split()[0]
+                if wanted not in file.read():
+                    continue  # the state of the machine's other processes is never read
         except OSError:
             continue
-        if mark.encode() in cmdline and state != "Z":
+        if alive(int(name)):
             found.append(int(name))
     return found
 

@@ -75,6 +75,33 @@ async def test_a_nested_repositorys_own_excludes_hide_nothing(
     assert report.removed == made
 
 
+async def test_a_nested_repositorys_work_tree_and_gitlinks_hide_nothing(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A repository an earlier block made (or an unpacked checkout holds) could point its
+    ``core.worktree`` elsewhere (its Git then listed nothing of its folder), or name a
+    subfolder in its index as a gitlink (Git does not look in one, and it holds no ``.git``
+    to list by): both hid what a later block wrote there from the row and /undo. A nested
+    repository's work tree is its folder, and a folder its Git names that is no repository
+    is walked."""
+    _repository(workspace, {"app.py": "print('hi')\n"})
+    pkg = workspace / "pkg"
+    _repository(pkg, {"mod.py": "x = 1\n"})
+    (pkg / "sub").mkdir()
+    _git(pkg, "update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},sub")
+    _git(pkg, "config", "core.worktree", str(tmp_path))
+    code = (
+        "open('pkg/evil.py', 'w').write('import os\\n')\n"
+        "open('pkg/sub/hook.py', 'w').write('import os\\n')\n"
+    )
+    blocks, report = await turn_then_undo(workspace, tmp_path, code)
+    made = ("pkg/evil.py", "pkg/sub/hook.py")
+    assert [(c.path, c.kind) for c in blocks[0].files] == [
+        (path, FileChangeKind.CREATED) for path in made
+    ]
+    assert report.removed == made
+
+
 @pytest.mark.parametrize("tracked", [False, True], ids=["clone", "submodule"])
 async def test_an_edit_in_an_existing_nested_repository_is_listed_and_undone(
     workspace: Path, tmp_path: Path, tracked: bool

@@ -157,6 +157,7 @@ def _walk(
     *,
     rules: bool = False,
     made_since: int | None = None,
+    within: int | None = None,
 ) -> Iterator[tuple[str, os.DirEntry[str]]]:
     """Each regular file under ``root`` (and each link, when ``links``) as its path and its
     entry, pruning hidden and .gitignore'd entries (never a ``.gitignore`` itself, when
@@ -167,7 +168,9 @@ def _walk(
     Folders are opened one inside the other
     by descriptor, never through a link: a folder the model swaps for a link meanwhile is not
     entered, so the walk cannot list a folder outside ``root``. An entry's ``stat()`` reads
-    through its folder's descriptor, which stays open only until the walk goes on."""
+    through its folder's descriptor, which stays open only until the walk goes on.
+    ``within``: the open folder that holds ``root``, where its name is opened (not through a
+    link); else ``root`` is opened by its path."""
     stack: IgnoreStack = []
 
     def visit(fd: int, folder: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
@@ -216,7 +219,10 @@ def _walk(
             stack.pop()
 
     try:
-        top = os.open(root, _FOLDER & ~os.O_NOFOLLOW)
+        if within is None:
+            top = os.open(root, _FOLDER & ~os.O_NOFOLLOW)
+        else:
+            top = os.open(os.path.basename(root), _FOLDER, dir_fd=within)
     except OSError:
         return
     try:
@@ -319,11 +325,14 @@ def git_files(folder: str, *, rules: bool = False, standard: bool = True) -> lis
     """Tracked and untracked, not ignored files under ``folder`` as absolute paths; with
     ``rules``, every ``.gitignore`` in a folder Git enters too (one of ``*`` ignores itself).
     ``standard``: ignored by Git's standard rules (``.git/info/exclude`` and the excludes
-    file its configuration names too), else by the ``.gitignore`` files only."""
+    file its configuration names too), else by the ``.gitignore`` files only, with
+    ``folder`` as the work tree (a ``core.worktree`` elsewhere listed none of its files)."""
     ignored = "--exclude-standard" if standard else "--exclude-per-directory=" + IGNORE_NAME
     keep = ["--exclude=!" + IGNORE_NAME] if rules else []
+    tree = [] if standard else ["--work-tree=" + folder]
+    args = [*tree, "ls-files", "-z", "-co", ignored, *keep]
     try:
-        done = run_git(["ls-files", "-z", "-co", ignored, *keep], Path(folder), timeout=120)
+        done = run_git(args, Path(folder), timeout=120)
     except GitFailed as exc:
         raise RuntimeError(f"git ls-files failed in {folder}: {exc}") from None
     if done.returncode != 0:
@@ -399,7 +408,8 @@ def _repository_states(
 ) -> Iterator[tuple[str, os.stat_result]]:
     """The files (and links, when ``links``) Git lists in each of ``repos`` (``root``'s
     repository first) with their ``lstat``, read beneath ``root``; each nested repository
-    met (a folder holding a ``.git``) is added to ``repos``, up to :data:`MAX_NESTED`."""
+    met (a folder holding a ``.git``) is added to ``repos``, up to :data:`MAX_NESTED`; any
+    other folder Git names (a gitlink of its index, which Git does not look in) is walked."""
     for repo in repos:
         for path, fd, name in _in_folders(root, _git_named(root, repo, hidden, rules)):
             try:
@@ -408,8 +418,15 @@ def _repository_states(
                 continue  # gone
             if stat.S_ISREG(st.st_mode) or (links and stat.S_ISLNK(st.st_mode)):
                 yield path, st
-            elif stat.S_ISDIR(st.st_mode) and len(repos) <= MAX_NESTED and _holds_git(fd, name):
-                repos.append(path)
+            elif not stat.S_ISDIR(st.st_mode):
+                continue
+            elif _holds_git(fd, name):
+                if len(repos) <= MAX_NESTED:
+                    repos.append(path)
+            else:  # a submodule not checked out is empty; a block could fill one
+                for inner, entry in _walk(path, hidden, links, rules=rules, within=fd):
+                    with contextlib.suppress(OSError):  # gone meanwhile
+                        yield inner, entry.stat(follow_symlinks=False)
 
 
 def _holds_git(fd: int, name: str) -> bool:

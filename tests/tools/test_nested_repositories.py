@@ -201,3 +201,29 @@ def test_a_nested_clones_files_cost_no_copy(tmp_path: Path) -> None:
     assert report.restored == ("notes.txt", "vendor/lib/setup.py")
     assert (lib / "setup.py").read_text() == "SAFE = True\n"
     assert (ws / "notes.txt").read_text() == "my notes\n"
+
+
+def test_a_repository_made_during_the_session_keeps_no_file_from_undo(tmp_path: Path) -> None:
+    """A repository made after the session's first listing (a block's ``git init docs``,
+    and a command it left running ``git add``-ing there) is the model's to rewrite: a
+    checkpoint named the person's edit there by that repository's blob, so a later block
+    that removed the folder with its ``.git`` (or forged its index) took the edit from
+    /undo. Only the nested repositories of the first listing vouch for a file's bytes; the
+    others' files are copied."""
+    ws, private = tmp_path / "ws", tmp_path / "private"
+    _repository(ws, {"app.py": "print('hi')\n"})
+    docs = ws / "docs"
+    docs.mkdir()
+    (docs / "notes.txt").write_text("my notes\n")
+    points = Checkpoints(ws, private)
+    assert points.take("t1", 1) is not None
+    subprocess.run(["git", "init", "-q", str(docs)], check=True)  # turn 1's block
+    (docs / "notes.txt").write_text("my notes, edited between the turns\n")
+    _git(docs, "add", "notes.txt")  # the command it left running
+    taken = points.take("t2", 2)
+    assert taken is not None
+    assert not taken.files["docs/notes.txt"][3].startswith("git:")
+    subprocess.run(["rm", "-rf", str(docs)], check=True)  # turn 2's block
+    report = points.restore(1)
+    assert report.restored == ("docs/notes.txt",)
+    assert (docs / "notes.txt").read_text() == "my notes, edited between the turns\n"

@@ -4,8 +4,9 @@ Before a turn's first block, direct tool call or ``!command``, every file a sear
 (``.gitignore`` applies; dot files included) is recorded in a manifest in the session's
 private folder. A file git already holds as it is (tracked, unchanged from the index, same
 line endings, as long as its blob) is not copied: the manifest names its git blob (of the
-workspace's repository or of the nested one that holds it), read back only if an undo needs
-it. Other files' bytes are kept once by content hash; a file unchanged
+workspace's repository or of the nested one that holds it, if that one was there at the
+first listing: a block can remove or rewrite the ``.git`` of one it made), read back only if
+an undo needs it. Other files' bytes are kept once by content hash; a file unchanged
 since the previous checkpoint (same size, times, mode and inode) is not read again, and one
 of which only the change time, mode or inode moved is read and its hash compared: a block can
 put a file's modification time back after writing it, but not its change time. A checkpoint copies a
@@ -298,6 +299,9 @@ class Checkpoints:
         self._looked = ""  # the turn the last checkpoint was taken (or tried) for
         self.links: dict[str, str] = {}  # the links the last scan found (path: target)
         self.repos: list[str] = []  # the nested repositories it listed (relative folders)
+        # those of the first listing here, before any block ran: only their git names a
+        # file's bytes (a block could remove or rewrite the .git of one made since)
+        self._repos_then: frozenset[str] | None = None
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -421,6 +425,8 @@ class Checkpoints:
         links = [path for path, st in shown.items() if stat.S_ISLNK(st.st_mode)]
         self.links = {path[cut:]: target for path, target in link_targets(root, links).items()}
         self.repos = [path[cut:] for path in nested if not self.files.hides(path)]
+        if self._repos_then is None:
+            self._repos_then = frozenset(self.repos)
         files = {path[cut:]: st for path, st in shown.items() if stat.S_ISREG(st.st_mode)}
         return files if turn is None else self._as_turn_lists(files, turn)
 
@@ -492,7 +498,8 @@ class Checkpoints:
                 files[rel] = [*state[:3], old[3], *state[3:]]  # its bytes as then
             else:
                 sizes[rel] = state[0]
-        held = git_held_files(self.workspace, sizes, self.repos) if sizes else {}
+        vouching = [repo for repo in self.repos if repo in (self._repos_then or ())]
+        held = git_held_files(self.workspace, sizes, vouching) if sizes else {}
         fresh = sorted(sizes.keys() - held.keys(), key=lambda rel: -scanned[rel].st_mtime_ns)
         kept = self._keep_newest(fresh, scanned)
         for rel in sizes:

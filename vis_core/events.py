@@ -348,21 +348,24 @@ class BackgroundFilesChanged(Event):
     Told when such a command ends between turns, when the turn ends, before ``/undo``, as
     the session closes (its commands stopped) (``turn_id`` empty), when the next turn takes
     its checkpoint and before a request that follows a block which left one running
-    (``turn_id``: that turn's)."""
+    (``turn_id``: that turn's). ``more``: how many commands ran too, past those named."""
 
     turn_id: str = ""
     undo_with: int = 0  # the position of the turn whose /undo takes them back (0: none)
     commands: tuple[str, ...] = ()
     files: tuple[FileChange, ...] = ()
+    more: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "commands", tuple(self.commands))  # a list, read back
 
     def text(self) -> str:
         ran = ", ".join(repr(one_line(command, 100)) for command in self.commands)
+        ran += f" and {self.more} more" if self.more else ""
         changed = ", ".join(f"{change.path} ({change.kind.value})" for change in self.files)
+        many = len(self.commands) + self.more > 1
         return (
-            f"[Vis: while the background command{'s' if len(self.commands) > 1 else ''} "
+            f"[Vis: while the background command{'s' if many else ''} "
             f"{ran} ran, after the last block's listing, these files changed (the person's "
             f"editor may have changed some): {changed}. The person was shown each diff.]"
         )

@@ -155,6 +155,33 @@ async def test_what_a_running_command_wrote_is_listed_as_the_next_turn_begins(
     assert (workspace / "a.txt").read_text() == "good\n"
 
 
+async def test_a_listing_names_a_few_commands_each_on_a_line(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A block that left many long commands running (a shell takes 128 KiB each) made each
+    listing carry them all, whole: stored, shown and sent to the model every time. A listing
+    names the first five, each cut to a line, and counts the others."""
+    long = ": " + "x" * 3000 + "; while [ ! -e go ]; do sleep 0.01; done; echo $1 >> a.txt"
+    code = f"for i in range(7):\n    await shell({long!r}.replace('$1', str(i)))"
+    script = _script(tmp_path, [{"code": code}, {"text": "Started."}])
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    told: asyncio.Queue[BackgroundFilesChanged] = asyncio.Queue()
+    try:
+        session = await host.new_session()
+        session.subscribe(
+            lambda e: told.put_nowait(e) if isinstance(e, BackgroundFilesChanged) else None
+        )
+        await session.submit("start them")
+        await session.list_background_files()  # the listing as the turn ended, before "go"
+        (workspace / "go").touch()
+        changed = await asyncio.wait_for(told.get(), 30)
+    finally:
+        await host.close()
+    assert len(changed.commands) == 5 and changed.more == 2
+    assert all(len(command) <= 160 for command in changed.commands)
+    assert "…' and 2 more ran" in changed.text() and len(changed.text()) < 1200
+
+
 async def test_agent_settings_a_command_makes_after_its_turn_are_told_with_its_end(
     workspace: Path, tmp_path: Path
 ) -> None:

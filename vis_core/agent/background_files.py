@@ -20,12 +20,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from vis_core.events import BackgroundFilesChanged, Event
+from vis_core.model.notes import PREVIEW
+from vis_core.text_limits import one_line
 
 if TYPE_CHECKING:
     from vis_core.agent.deps import FileWatch, ToolFiles, TurnCheckpoints
     from vis_core.model.block import FileChange
 
 log = logging.getLogger(__name__)
+
+NAMED_COMMANDS = 5  # commands a listing names (each cut to a line); the others are counted
 
 
 class BackgroundFiles:
@@ -111,8 +115,17 @@ class BackgroundFiles:
     async def _tell(
         self, turn_id: str, undo_with: int, ran: tuple[str, ...], files: tuple[FileChange, ...]
     ) -> None:
+        """Tell ``files`` with the first :data:`NAMED_COMMANDS` of ``ran``, each one line, and
+        how many more: a block may start thousands, each as long as a shell takes (stored,
+        shown and sent to the model with every listing)."""
+        named = tuple(one_line(command, PREVIEW) for command in ran[:NAMED_COMMANDS])
         changed = BackgroundFilesChanged(
-            self.session_id, turn_id=turn_id, undo_with=undo_with, commands=ran, files=files
+            self.session_id,
+            turn_id=turn_id,
+            undo_with=undo_with,
+            commands=named,
+            files=files,
+            more=len(ran) - len(named),
         )
         await self.emit(changed)
 

@@ -63,7 +63,9 @@ def background_files_line(data: Any) -> str:
 
     commands = [" ".join(str(c).split()) for c in get("commands") or ()]
     ran = " · ".join(c if len(c) <= PREVIEW else c[: PREVIEW - 1] + "…" for c in commands)
+    more = get("more") or 0
+    ran += f" · and {more} more" if more else ""
     turn = get("undo_with")
     undo = f"/undo of turn {turn} takes them back" if turn else "/undo cannot take them back"
-    many = "commands" if len(commands) > 1 else "command"
+    many = "commands" if len(commands) + more > 1 else "command"
     return f"⋯ Files changed while a background {many} ran ({undo}) · {ran}"

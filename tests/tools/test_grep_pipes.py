@@ -1,5 +1,5 @@
 """grep in a checkout whose .gitignore (or .rgignore) is a named pipe stops at once and names it:
-ripgrep and git would wait on the pipe for ever."""
+ripgrep and git would wait on the pipe for ever; a turn whose block made one goes on."""
 
 from __future__ import annotations
 
@@ -60,3 +60,36 @@ async def test_ripgrep_reading_a_huge_sparse_ignore_file_is_stopped(
     with pytest.raises(RuntimeError, match="file of rules") as failed:
         await search(ctx, "needle", engine="rg")
     assert str(rules) in str(failed.value)
+
+
+async def test_a_block_that_makes_a_pipe_gitignore_does_not_end_its_turn(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A block that made a named pipe for a ``.gitignore``: git, listing what the block
+    changed, was stopped (rightly), and its RuntimeError ended the turn (a traceback in `vis
+    run`). The listing fails as a read of the files does, the log says why, and the turn
+    goes on: the next block removes the pipe and its row lists the files again."""
+    from cli_support import script
+
+    from vis_core.events import BlockFinished, TurnEnded
+    from vis_core.host import Host, HostOptions
+
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    steps = [
+        {"code": "import os\nos.mkdir('sub')\nos.mkfifo('sub/.gitignore')"},
+        {"code": "import os\nos.remove('sub/.gitignore')\nopen('a.txt', 'w').write('a')"},
+        {"text": "Done."},
+    ]
+    options = HostOptions(workspace=workspace, provider="scripted", script=script(tmp_path, steps))
+    host = await Host.open(options)
+    events: list[object] = []
+    try:
+        session = await host.new_session()
+        session.subscribe(events.append)
+        await session.submit("work")
+    finally:
+        await host.close()
+    blocks = [e for e in events if isinstance(e, BlockFinished)]
+    assert [b.error for b in blocks] == [None, None]
+    assert "a.txt" in [c.path for c in blocks[1].files]
+    assert [e.status.value for e in events if isinstance(e, TurnEnded)] == ["completed"]

@@ -15,6 +15,12 @@ class FolderTooBig(OSError):
     does, no checkpoint and no list of the files a block changed there."""
 
 
+class NotListed(OSError):
+    """Git could not list the workspace's files (a ``.gitignore`` that is a named pipe, a
+    repository it refuses; the message says which): like a file that cannot be read, no
+    checkpoint and no list of the files a block changed until it can, and the turn goes on."""
+
+
 @dataclass(frozen=True)
 class Listed:
     """One listing of the workspace: each file's (size, mtime_ns, mode, ctime_ns, inode) and

@@ -42,7 +42,7 @@ from itertools import islice
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from vis_core.model.undo import FolderTooBig, Listed, UndoReport
+from vis_core.model.undo import FolderTooBig, Listed, NotListed, UndoReport
 from vis_core.paths import private_dir, vis_folders, write_private
 from vis_core.system.git import GitFailed, run_git
 from vis_core.tools.beneath import Beneath, Escape
@@ -401,7 +401,8 @@ class Checkpoints:
         """Every file a checkpoint records, by workspace-relative path, with its state now
         (``turn``: the running turn's checkpoint, whose ignore rules the turn cannot use to
         hide what it changes, see :mod:`vis_core.tools.own_ignores`);
-        :class:`FolderTooBig` past ``max_listed`` files. A listing stops there, and once one
+        :class:`FolderTooBig` past ``max_listed`` files, :class:`NotListed` when git could not
+        list them. A listing stops there, and once one
         did, the next end at once until one is asked ``again`` (a turn's checkpoint,
         ``/undo``, a block of a turn that began under the limit): a folder too big to list
         costs a bounded listing per turn, not one per block, and is listed again once it
@@ -409,9 +410,17 @@ class Checkpoints:
         their targets."""
         root, listed, nested = str(self.workspace), {}, []
         if not self._too_big or again:
-            listed = listed_states(
-                root, hidden=True, links=True, most=self.max_listed + 1, rules=True, nested=nested
-            )
+            try:
+                listed = listed_states(
+                    root,
+                    hidden=True,
+                    links=True,
+                    most=self.max_listed + 1,
+                    rules=True,
+                    nested=nested,
+                )
+            except RuntimeError as exc:  # git stopped or refused: what a block made can cause
+                raise NotListed(str(exc)) from None
             self._too_big = len(listed) > self.max_listed
         if self._too_big:
             raise FolderTooBig(

@@ -401,13 +401,12 @@ class Checkpoints:
         """Every file a checkpoint records, by workspace-relative path, with its state now
         (``turn``: the running turn's checkpoint, whose ignore rules the turn cannot use to
         hide what it changes, see :mod:`vis_core.tools.own_ignores`);
-        :class:`FolderTooBig` past ``max_listed`` files, :class:`NotListed` when git could not
-        list them. A listing stops there, and once one
-        did, the next end at once until one is asked ``again`` (a turn's checkpoint,
-        ``/undo``, a block of a turn that began under the limit): a folder too big to list
-        costs a bounded listing per turn, not one per block, and is listed again once it
-        may have shrunk. The links the same listing saw are kept in :attr:`links`, with
-        their targets."""
+        :class:`FolderTooBig` past ``max_listed`` files (:class:`NotListed` when git could
+        not list them). A listing stops there, and once one did, the next end at once until
+        one is asked ``again`` (a turn's checkpoint, ``/undo``, a block of a turn that began
+        under the limit): a folder too big to list costs a bounded listing per turn, not one
+        per block, and is listed again once it may have shrunk. The links the same listing
+        saw are kept in :attr:`links`, with their targets."""
         root, listed, nested = str(self.workspace), {}, []
         if not self._too_big or again:
             try:
@@ -422,20 +421,20 @@ class Checkpoints:
             except RuntimeError as exc:  # git stopped or refused: what a block made can cause
                 raise NotListed(str(exc)) from None
             self._too_big = len(listed) > self.max_listed
+        cut = len(root.rstrip("/")) + 1  # a listed path is the root, "/" and the relative path
+        self.repos = [path[cut:] for path in nested if not self.files.hides(path)]
+        if self._repos_then is None:  # none when the first listing was too big: none later
+            self._repos_then = frozenset(self.repos)
         if self._too_big:
             raise FolderTooBig(
                 f"{root} holds more than {self.max_listed:,} files: while it does, Vis does not "
                 "list what a block changes there nor keep checkpoints for /undo; start Vis in a "
                 "project folder"
             )
-        cut = len(root.rstrip("/")) + 1  # a listed path is the root, "/" and the relative path
         # Vis's own folders are left out: its store is not the model's work
         shown = {path: st for path, st in listed.items() if not self.files.hides(path)}
         links = [path for path, st in shown.items() if stat.S_ISLNK(st.st_mode)]
         self.links = {path[cut:]: target for path, target in link_targets(root, links).items()}
-        self.repos = [path[cut:] for path in nested if not self.files.hides(path)]
-        if self._repos_then is None:
-            self._repos_then = frozenset(self.repos)
         files = {path[cut:]: st for path, st in shown.items() if stat.S_ISREG(st.st_mode)}
         return files if turn is None else self._as_turn_lists(files, turn)
 

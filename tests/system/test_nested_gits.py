@@ -38,6 +38,20 @@ def test_a_bare_repository_is_told_once_and_not_entered(workspace: Path) -> None
     assert looks.looked_in == 2  # the top and new.git
 
 
+def test_other_agents_settings_in_a_bare_repository_are_told(workspace: Path) -> None:
+    """A block that gave a folder a bare repository's shape (HEAD, objects/, refs/) hid
+    the ``.claude/`` it made in a subfolder of it from the look that tells them: a bare
+    repository was not entered, though Claude Code started in that subfolder reads it. The
+    workspace's look enters one, but for its objects/ and refs/."""
+    looks = NestedGits(workspace, enter=True, names=[".claude"])
+    assert looks.new() == []
+    repo = workspace / "evil"
+    subprocess.run(["git", "init", "-q", "--bare", str(repo)], check=True)
+    (repo / "sub" / ".claude").mkdir(parents=True)
+    (repo / "objects" / "x" / ".claude").mkdir(parents=True)  # git's store: not looked in
+    assert looks.new() == [repo, repo / "sub" / ".claude"]
+
+
 def test_past_its_bound_it_says_that_folders_made_during_the_session_were_left_out(
     workspace: Path,
 ) -> None:

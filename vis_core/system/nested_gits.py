@@ -24,6 +24,7 @@ COARSE_NS = 10_000_000  # a file's times lag the clock by up to a kernel tick (H
 Parts = tuple[str, ...]
 State = tuple[int, int, int, int, int]  # device, inode, mtime, ctime, links
 _MARKS = frozenset(name.casefold() for name in (".git", *SHAPE))  # kept besides folders
+_GIT_STORE = frozenset({".git", "objects", "refs"})  # a bare repository's: never entered
 
 
 @dataclass(slots=True)
@@ -54,7 +55,9 @@ class NestedGits:
     made earlier, however many, do not hold back one that a later block changes, and one
     left waiting is listed before those changed after it. ``enter``: a folder holding a
     ``.git`` is entered too (the jail's and the workspace's looks: a submodule of a nested
-    clone is a repository the person's git runs in as well); a bare repository never is."""
+    clone is a repository the person's git runs in as well), and so is a bare repository,
+    but for its ``objects/`` and ``refs/`` (a folder in one holds other agents' settings as
+    any other; the jail keeps the whole of it read-only)."""
 
     def __init__(
         self,
@@ -152,12 +155,11 @@ class NestedGits:
             if changed is None:
                 self._forget(parts)
                 continue
-            folder.entered = not parts or not (
-                (".git" in folder.marks and not self.enter) or self._bare_in(parts, folder)
-            )
+            bare = bool(parts) and self._bare_in(parts, folder)
+            folder.entered = not parts or self.enter or not (".git" in folder.marks or bare)
             if not folder.entered:
                 continue  # a repository of its own
-            for name in sorted(folder.folders - {".git"}):
+            for name in sorted(folder.folders - (_GIT_STORE if bare else {".git"})):
                 inner = (*parts, name)
                 if inner in self._known or inner in self._own:
                     continue

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import json
 import math
 import re
@@ -36,6 +35,8 @@ _TAGS = re.compile(r"<[^>]*>")
 
 
 def _words(markup: str) -> str:
+    import html  # here: its table of entities is only read for a server's error page
+
     return " ".join(html.unescape(_TAGS.sub(" ", markup)).split())
 
 

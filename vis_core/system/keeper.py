@@ -26,7 +26,6 @@ gone, which it sees within ``PARENT_POLL``.
 from __future__ import annotations
 
 import _signal as signal  # pyright: ignore[reportMissingImports]  # no enums: starts faster
-import ctypes
 import os
 import resource
 import select
@@ -39,13 +38,25 @@ PR_SET_CHILD_SUBREAPER = 36
 MEMORY_POLL = 0.1  # seconds between two sums of the tree's memory
 PARENT_POLL = 1.0  # seconds between two looks at the parent when nothing else wakes us
 GIVE_UP = 5.0  # seconds of killing after which a process that will not die is left
-_libc = ctypes.CDLL(None, use_errno=True)
+# Found on first use, not at import: Vis imports this module for its process trees alone
+# (:func:`tree`), and neither ctypes nor a walk of its own memory's map belongs in its start.
+_libc: list[object] = []
+_have_pss: list[bool] = []
+
+
+def _c_library() -> object:
+    """The C library, loaded once (the keeper loads it first thing, before its limits)."""
+    if not _libc:
+        import ctypes
+
+        _libc.append(ctypes.CDLL(None, use_errno=True))
+    return _libc[0]
 
 
 def prctl(option: int, value: int) -> None:
     """``prctl(option, value)`` where the C library has it (Linux)."""
     try:
-        _libc.prctl(option, value, 0, 0, 0)
+        _c_library().prctl(option, value, 0, 0, 0)  # type: ignore[attr-defined]
     except AttributeError:
         pass
 
@@ -140,7 +151,11 @@ def _sum_fields(path: str, fields: tuple[str, ...]) -> int | None:
     return total
 
 
-HAVE_PSS = bool(_sum_fields("/proc/self/smaps_rollup", ("Pss_Anon:",)))  # Linux 5.9 on
+def have_pss() -> bool:
+    """Whether ``/proc`` shows proportional sizes (``smaps_rollup``: Linux 5.9 on)."""
+    if not _have_pss:
+        _have_pss.append(bool(_sum_fields("/proc/self/smaps_rollup", ("Pss_Anon:",))))
+    return _have_pss[0]
 
 
 def _process_sum(pid: int, name: str, fields: tuple[str, ...]) -> int | None:
@@ -167,7 +182,7 @@ def tree_memory(limit: int) -> int:
     process that made itself undumpable counts its resident size)."""
     pids = descendants()
     resident = sum(_resident(p) for p in pids)
-    if resident <= limit or not HAVE_PSS:
+    if resident <= limit or not have_pss():
         return resident
     total = 0
     for pid in pids:
@@ -359,6 +374,7 @@ def main() -> None:
     argv = sys.argv[6:]
     if fd >= 0:
         os.set_inheritable(fd, False)
+    _c_library()  # before the limits, as at import before: ctypes needs memory of its own
     limit(memory, processes)
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     prctl(PR_SET_DUMPABLE, 0)  # nothing of the tree can trace it

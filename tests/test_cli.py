@@ -315,7 +315,8 @@ def test_run_without_blocks_or_extension_calls_imports_no_ipc(workspace, vis_hom
     turn that runs no block and calls no extension starts faster without them. A JSON script
     is read without yaml (the bench's figure uses one). Nor does it load what only other work
     needs: ctypes (a keeper's ``prctl``; the host imports the keeper module for its process
-    trees) and the table of HTML entities (a server's error page)."""
+    trees), the table of HTML entities (a server's error page) and the sandbox child's
+    namespace with pickle (the host reads only the protocol's limits)."""
     from vis_core.extension_host import bundled_cache
 
     s = tmp_path / "script.json"
@@ -329,4 +330,4 @@ def test_run_without_blocks_or_extension_calls_imports_no_ipc(workspace, vis_hom
     imported = {line.rpartition("|")[2].strip() for line in result.stderr.splitlines()}
     assert "vis_core.printmode" in imported  # the import times were written
     assert not imported & {"msgspec", "vis_core.ipc.values", "vis_core.ipc.messages", "yaml"}
-    assert not imported & {"ctypes", "html.entities"}
+    assert not imported & {"ctypes", "html.entities", "vis_core.sandbox.state", "pickle"}

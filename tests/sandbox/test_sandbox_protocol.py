@@ -15,8 +15,7 @@ import pytest
 from vis_core.ipc.framing import FrameReader, ProtocolError, frame
 from vis_core.ipc.messages import CancelCall, framed, from_child
 from vis_core.sandbox import Sandbox
-from vis_core.sandbox.protocol import MAX_MESSAGE_BYTES
-from vis_core.sandbox.state import MAX_SNAPSHOT_BYTES
+from vis_core.sandbox.protocol import MAX_MESSAGE_BYTES, MAX_SNAPSHOT_BYTES
 
 from .conftest import HostTools, MakeSandbox
 

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from vis_core.sandbox.state import MAX_SNAPSHOT_BYTES
-
+#: all variables of one snapshot (:mod:`vis_core.sandbox.state`), pickled; the rest are listed
+#: as not saved. The snapshot travels in one message, whose limit is derived from this. Kept
+#: here, not in state.py: the host reads the limits without the child's namespace (and pickle).
+MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 #: the text of a block's error the child sends at most (the host shows far less of it)
 MAX_ERROR_CHARS = 1 << 20
 #: what a ``done`` holds besides the snapshot's pickles: helper sources, the block's forms, the

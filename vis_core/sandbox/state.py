@@ -12,13 +12,11 @@ import types
 from dataclasses import dataclass
 from typing import Any
 
+from vis_core.sandbox.protocol import MAX_SNAPSHOT_BYTES
 from vis_core.sandbox.proxies import HandleProxy
 
 SNAPSHOT_FORMAT = 1
 MAX_PICKLE_BYTES = 10 * 1024 * 1024  # one variable, pickled
-#: all variables of one snapshot, pickled; the rest are listed as not saved. The snapshot
-#: travels in one protocol message, whose limit is derived from this (protocol.py).
-MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 _REASON_CHARS = 160
 
 

@@ -354,3 +354,17 @@ def test_terminal_json_escapes_exactly_the_hidden_characters_and_controls() -> N
     beside = {c + step for c in unsafe for step in (-1, 1)} - unsafe - set(range(0xD800, 0xE000))
     for code in beside - set(range(0x20)) - {ord('"'), ord("\\")}:
         assert terminal_json(json.dumps(chr(code), ensure_ascii=False)) == f'"{chr(code)}"'
+
+
+def test_every_hidden_character_is_shown_by_name_beside_the_controls():
+    """terminal_text names each of the ~4,000 characters that draw as nothing (tag characters,
+    bidi controls…) as ``<U+XXXX>``, shows controls as ``\\xNN`` and keeps joiners and text,
+    in one text where all of them meet (the names are found apart from the controls)."""
+    from vis_core.model.invisible import HIDDEN_IN_PROSE
+    from vis_core.terminal import terminal_text
+
+    hidden = sorted(HIDDEN_IN_PROSE)
+    text = "é\x1b[2J\x9b\r" + "".join(chr(code) + "x" for code in hidden) + "\u200d"
+    expected = "é\\x1b[2J\\x9b" + "".join(f"<U+{code:04X}>x" for code in hidden) + "\u200d"
+    assert terminal_text(text) == expected
+    assert terminal_text("👍\ufe0f") == "👍\ufe0f"  # an emoji's selector stays

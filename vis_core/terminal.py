@@ -24,13 +24,11 @@ _C0_C1 = (*range(0x20), 0x7F, *range(0x80, 0xA0))
 
 @functools.cache
 def _control_table() -> dict[int, str]:
-    """What :func:`terminal_text` changes: controls to ``\\xNN`` (carriage returns dropped),
-    bidi controls and the characters that draw as nothing (but the joiners and variation
-    selectors emoji and some scripts need) by name. Built at the first use (~1 ms): a worker
-    imports this module for :class:`PassingStream` alone."""
+    """What :func:`terminal_text` changes in every text: controls to ``\\xNN`` (carriage
+    returns dropped). Built at the first use: a worker imports this module for
+    :class:`PassingStream` alone."""
     table = {code: f"\\x{code:02x}" for code in _C0_C1 if code not in (0x09, 0x0A)}
     table[0x0D] = ""  # a carriage return would let text overwrite its own line
-    table.update({code: f"<U+{code:04X}>" for code in HIDDEN_IN_PROSE})
     return table
 
 
@@ -52,9 +50,21 @@ def _character_class(codes: set[int]) -> str:
     return "[" + "".join(f"{chr(a)}-{chr(b)}" if a < b else chr(a) for a, b in runs) + "]"
 
 
-# JSON escapes C0 itself; DEL, C1 and the hidden characters are valid in JSON strings, so they
-# are escaped here, as JSON escapes; this finds each character terminal_json changes.
-_JSON_UNSAFE = re.compile(_character_class({0x7F, *range(0x80, 0xA0), *HIDDEN_IN_PROSE}))
+@functools.cache
+def _hidden() -> re.Pattern[str]:
+    """Each bidi control and character that draws as nothing (:data:`HIDDEN_IN_PROSE`: not the
+    joiners and variation selectors emoji and some scripts need), all outside ASCII: compiled
+    for the first text that is not ASCII, not at every start (a table of its ~4,000 names cost
+    ~1 ms of a ``vis run`` that printed only ASCII)."""
+    return re.compile(_character_class(set(HIDDEN_IN_PROSE)))
+
+
+@functools.cache
+def _json_unsafe() -> re.Pattern[str]:
+    """Each character :func:`terminal_json` changes: JSON escapes C0 itself; DEL, C1 and the
+    hidden characters are valid in JSON strings, so they are escaped here, as JSON escapes.
+    Compiled at the first use (``--json``, an export), not at import."""
+    return re.compile(_character_class({0x7F, *range(0x80, 0xA0), *HIDDEN_IN_PROSE}))
 
 
 def terminal_text(text: str) -> str:
@@ -66,6 +76,7 @@ def terminal_text(text: str) -> str:
     text = text.translate(_control_table())
     if text.isascii():
         return text
+    text = _hidden().sub(lambda found: _by_name(found.group()), text)
     text = show_stray_selectors(text, _by_name)
     try:
         text.encode("utf-8")
@@ -88,7 +99,7 @@ def terminal_json(line: str) -> str:
     inside its strings become ``\\u00NN`` escapes (the same JSON value), and each variation
     selector that selects nothing (:data:`~vis_core.model.invisible.STRAY_SELECTOR`); only the
     few places that need it are changed."""
-    line = _JSON_UNSAFE.sub(lambda found: _json_escape(ord(found.group())), line)
+    line = _json_unsafe().sub(lambda found: _json_escape(ord(found.group())), line)
     return show_stray_selectors(line, lambda character: _json_escape(ord(character)))
 
 

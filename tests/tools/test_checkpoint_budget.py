@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from vis_core.events import BlockFinished, Notification
 from vis_core.host import Host, HostOptions
 from vis_core.model.block import FileChangeKind
 from vis_core.model.undo import FolderTooBig
+from vis_core.system.git import Entries, TooMany
 from vis_core.tools.block_changes import LISTED_AGAIN, LOST, UNLISTED, BlockChanges
 from vis_core.tools.checkpoints import Checkpoints
 
@@ -217,3 +220,50 @@ async def test_a_block_that_grows_the_folder_past_the_limit_hides_nothing(
     assert report.restored == ("src1.py", "src2.py", "src3.py")
     assert all((workspace / n).read_text() == f"# {n}\n" for n in report.restored)
     assert not any(isinstance(e, Notification) for e in events)
+
+
+def _indexed(repo: Path, paths: int, length: int) -> None:
+    """A repository whose index names ``paths`` files of ``length``-byte paths, all of one
+    empty blob and none on disk: what a block can make in seconds, at little disk cost."""
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    blob = (
+        subprocess.run(
+            ["git", "hash-object", "-w", "--stdin"], cwd=repo, input=b"", capture_output=True
+        )
+        .stdout.decode()
+        .strip()
+    )
+    folders = "/".join(["d" * 200] * (length // 201))
+    lines = "".join(f"100644 {blob}\t{folders}/{n:08d}\n" for n in range(paths))
+    subprocess.run(["git", "update-index", "--index-info"], cwd=repo, input=lines.encode())
+
+
+def test_a_listing_git_names_too_much_of_is_stopped_as_it_comes(tmp_path: Path) -> None:
+    """An index naming more files than a listing takes: Git's output is read as it comes and
+    stopped past the limit, and the folder is too big to list, as one holding those files
+    is. Read whole, its 10 MB of long paths cost Vis several times that."""
+    ws = tmp_path / "ws"
+    _indexed(ws, paths=5_000, length=2_000)
+    points = Checkpoints(ws, tmp_path / "private", max_listed=1_000)
+    tracemalloc.start()
+    try:
+        with pytest.raises(FolderTooBig, match="holds more than 1,000 files"):
+            points.scan()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20  # the 1,001 names it holds, not the 5,000 git lists
+
+
+def test_git_output_past_its_bound_of_bytes_is_refused_as_it_comes() -> None:
+    """A listing of a few long paths, or one path without end, stops at its bound of bytes
+    as the entries come, not once the whole has been read."""
+    entries = Entries(most=10, most_bytes=100)
+    entries.take(b"a\0bb\0c")
+    entries.take(b"c\0")
+    assert entries.items == [b"a", b"bb", b"cc"]
+    with pytest.raises(TooMany, match="more than 100 bytes"):
+        for _ in range(100):
+            entries.take(b"x" * 10)
+    with pytest.raises(TooMany, match="more than 10 entries"):
+        Entries(most=10).take(b"n\0" * 11)

@@ -19,7 +19,7 @@ import contextlib
 import os
 import re
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -86,6 +86,36 @@ DUBIOUS_OWNERSHIP = (
 
 class GitFailed(RuntimeError):
     """git could not run, or refused; the message says what git said (``vis.git``)."""
+
+
+class TooMany(Exception):
+    """A listing passed its bound of entries or of bytes: it was stopped there."""
+
+
+class Entries:
+    """The NUL-ended entries of git's ``-z`` output, taken as it comes (:meth:`take`, the
+    ``take`` of :func:`run_git`): :class:`TooMany` past ``most`` entries or ``most_bytes``
+    bytes, which stops git, so a listing holds no more than that whatever the repository
+    holds (a crafted index names millions of long paths at little cost). None: no bound."""
+
+    def __init__(self, most: int | None = None, most_bytes: int | None = None) -> None:
+        self.most, self.most_bytes = most, most_bytes
+        self.items: list[bytes] = []
+        self._bytes = 0
+        self._rest = bytearray()  # an entry whose end has not come yet
+
+    def take(self, chunk: bytes) -> None:
+        self._bytes += len(chunk)
+        if self.most_bytes is not None and self._bytes > self.most_bytes:
+            raise TooMany(f"more than {self.most_bytes:,} bytes")
+        end = chunk.rfind(b"\0")  # found in the chunk only: a long entry is not searched again
+        self._rest += chunk
+        if end >= 0:
+            cut = len(self._rest) - len(chunk) + end
+            self.items += bytes(self._rest[:cut]).split(b"\0")
+            del self._rest[: cut + 1]
+        if self.most is not None and len(self.items) > self.most:
+            raise TooMany(f"more than {self.most:,} entries")
 
 
 def git_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -200,9 +230,11 @@ def run_git(
     timeout: float = TIMEOUT_SECONDS,
     feed: bytes | None = None,
     environment: dict[str, str] | None = None,
+    take: Callable[[bytes], None] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """Run git safely (see :func:`git_argv`) with ``feed`` on its input (else none) and
-    ``environment`` added to git's own; raises :class:`GitFailed` when it cannot start."""
+    ``environment`` added to git's own; raises :class:`GitFailed` when it cannot start.
+    ``take``: given git's output as it comes, not kept (see :func:`run_watched`)."""
     env = git_environment(environment)
     # on the host, the model's processes are held from the listing of the drivers to switch
     # off until git has run: a config file git includes from the workspace, swapped between
@@ -217,7 +249,7 @@ def run_git(
                 project_root=project_root,
                 git_looks=git_looks,
             )
-            done = run_watched(argv, cwd=cwd, timeout=timeout, env=env, feed=feed)
+            done = run_watched(argv, cwd=cwd, timeout=timeout, env=env, feed=feed, take=take)
     except NotQuiet as exc:
         raise GitFailed(f"git {args[0]} did not run: {exc}") from None
     except FileNotFoundError as exc:

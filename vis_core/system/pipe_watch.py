@@ -19,6 +19,7 @@ import contextlib
 import functools
 import os
 import platform
+import selectors
 import signal
 import subprocess
 import sys
@@ -145,9 +146,13 @@ def run_watched(
     env: dict[str, str],
     timeout: float,
     feed: bytes | None = None,
+    take: Callable[[bytes], None] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """``argv`` run to its end with ``feed`` on its input (else none), in a session of its own,
-    killed by the kernel if Vis dies first (:func:`ended_with_vis`).
+    killed by the kernel if Vis dies first (:func:`ended_with_vis`). With ``take`` (no
+    ``feed``), its output is given to it piece by piece as it comes, not kept (the result's
+    ``stdout`` is empty): what ``take`` raises, to stop a listing too big to hold, ends the
+    command and is raised here.
     Raises :class:`Stuck` (the command killed) when one of its processes waits to open a
     named pipe or reads a huge rules file, ``subprocess.TimeoutExpired`` after ``timeout``
     seconds, ``OSError`` when it cannot start."""
@@ -166,6 +171,14 @@ def run_watched(
     )
     deadline = time.monotonic() + timeout
     pending = feed
+    if take is not None:
+        with process:
+            try:
+                err = _streamed(process, take, deadline, timeout)
+            except BaseException:
+                _kill(process)
+                raise
+            return subprocess.CompletedProcess(list(argv), process.returncode, b"", err)
     with process:
         while True:
             left = deadline - time.monotonic()
@@ -181,6 +194,40 @@ def run_watched(
                 if why is not None:
                     raise why from None
                 raise subprocess.TimeoutExpired(list(argv), timeout) from None
+
+
+ERR_KEPT = 1 << 20  # of a streamed command's error output; the rest is dropped
+
+
+def _streamed(
+    process: subprocess.Popen[bytes], take: Callable[[bytes], None], deadline: float, timeout: float
+) -> bytes:
+    """Give ``process``'s output to ``take`` as it comes until it ends; its error output
+    (up to :data:`ERR_KEPT`). Raises as :func:`run_watched` does, the process left running."""
+    assert process.stdout is not None and process.stderr is not None
+    err = bytearray()
+    with selectors.DefaultSelector() as pipes:
+        pipes.register(process.stdout, selectors.EVENT_READ)
+        pipes.register(process.stderr, selectors.EVENT_READ)
+        look = time.monotonic() + WATCH_SECONDS
+        while pipes.get_map():
+            now = time.monotonic()
+            if now >= look:
+                if (why := stuck(process.pid)) is not None:
+                    raise why
+                look = now + WATCH_SECONDS
+            if now >= deadline:
+                raise subprocess.TimeoutExpired(process.args, timeout)
+            for key, _ in pipes.select(min(look, deadline) - now):
+                data = os.read(key.fd, 1 << 16)
+                if not data:
+                    pipes.unregister(key.fileobj)
+                elif key.fileobj is process.stdout:
+                    take(data)
+                else:
+                    err += data[: ERR_KEPT - len(err)]
+    process.wait(max(0.0, deadline - time.monotonic()))
+    return bytes(err)
 
 
 def ended_with_vis(argv: Sequence[str], cwd: Path) -> tuple[list[str], Callable[[], None] | None]:

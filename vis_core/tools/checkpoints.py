@@ -44,11 +44,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from vis_core.model.undo import FolderTooBig, Listed, NotListed, UndoReport
 from vis_core.paths import private_dir, vis_folders, write_private
-from vis_core.system.git import GitFailed, run_git
+from vis_core.system.git import Entries, GitFailed, TooMany, run_git
 from vis_core.tools.beneath import Beneath, Escape
 from vis_core.tools.display import plural
 from vis_core.tools.ignore import (
     MAX_IGNORE_BYTES,
+    MAX_LISTED_BYTES,
     link_targets,
     listed_states,
     no_repository_above,
@@ -104,15 +105,20 @@ def _held_in(folder: Path, sizes: dict[str, int]) -> dict[str, str]:
         form = run_git(["rev-parse", "--show-object-format"], folder)
         if form.returncode != 0 or form.stdout.strip() != b"sha1":
             return {}
-        listed = run_git(["ls-files", "-s", "--eol", "-z"], folder)
-        dirty = run_git(["diff-files", "--name-only", "--relative", "-z"], folder)
-    except GitFailed:
+        # read as git writes them, at most as much as a listing takes (an index a block
+        # made can name millions of long paths): past it, none is held
+        listed = Entries(MAX_LISTED, 2 * MAX_LISTED_BYTES)  # paths, and ~70 bytes on each
+        dirty = Entries(MAX_LISTED, MAX_LISTED_BYTES)
+        listing = run_git(["ls-files", "-s", "--eol", "-z"], folder, take=listed.take)
+        diff = ["diff-files", "--name-only", "--relative", "-z"]
+        changing = run_git(diff, folder, take=dirty.take)
+    except (GitFailed, TooMany):
         return {}
-    if listed.returncode != 0 or dirty.returncode != 0:
+    if listing.returncode != 0 or changing.returncode != 0:
         return {}
-    changed = set(dirty.stdout.split(b"\0"))
+    changed = set(dirty.items)
     found: dict[str, str] = {}
-    for entry in listed.stdout.split(b"\0"):  # "mode blob stage<TAB>i/lf w/lf attr/<TAB>path"
+    for entry in listed.items:  # "mode blob stage<TAB>i/lf w/lf attr/<TAB>path"
         parts = entry.split(b"\t", 2)
         if len(parts) != 3 or parts[2] in changed:
             continue
@@ -418,9 +424,11 @@ class Checkpoints:
                     rules=True,
                     nested=nested,
                 )
+                self._too_big = len(listed) > self.max_listed
+            except TooMany:  # git named more, or paths too long to hold: stopped there
+                listed, self._too_big = {}, True
             except RuntimeError as exc:  # git stopped or refused: what a block made can cause
                 raise NotListed(str(exc)) from None
-            self._too_big = len(listed) > self.max_listed
         cut = len(root.rstrip("/")) + 1  # a listed path is the root, "/" and the relative path
         self.repos = [path[cut:] for path in nested if not self.files.hides(path)]
         if self._repos_then is None:  # none when the first listing was too big: none later

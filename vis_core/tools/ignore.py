@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pathspec loads when a .gitignore or a glob is first matched
     from pathspec import GitIgnoreSpec
 
-from vis_core.system.git import GitFailed, run_git
+from vis_core.system.git import Entries, GitFailed, TooMany, run_git
 from vis_core.tools.beneath import Beneath, read_child
 
 # pathspec marks the part of a gitignore match that comes from an ancestor folder ("foo"
@@ -321,31 +321,40 @@ def git_toplevel(folder: str) -> str | None:
     return top or None if done.returncode == 0 else None
 
 
-def git_files(folder: str, *, rules: bool = False, standard: bool = True) -> list[str]:
+def git_files(
+    folder: str, *, rules: bool = False, standard: bool = True, most: int | None = None
+) -> list[str]:
     """Tracked and untracked, not ignored files under ``folder`` as absolute paths; with
     ``rules``, every ``.gitignore`` in a folder Git enters too (one of ``*`` ignores itself).
     ``standard``: ignored by Git's standard rules (``.git/info/exclude`` and the excludes
     file its configuration names too), else by the ``.gitignore`` files only, with
-    ``folder`` as the work tree (a ``core.worktree`` elsewhere listed none of its files)."""
+    ``folder`` as the work tree (a ``core.worktree`` elsewhere listed none of its files).
+    ``most``: :class:`TooMany` past that many entries or :data:`MAX_LISTED_BYTES` of them,
+    read as Git writes them (Git stopped there)."""
     ignored = "--exclude-standard" if standard else "--exclude-per-directory=" + IGNORE_NAME
     keep = ["--exclude=!" + IGNORE_NAME] if rules else []
     tree = [] if standard else ["--work-tree=" + folder]
     args = [*tree, "ls-files", "-z", "-co", ignored, *keep]
+    entries = Entries(most, None if most is None else MAX_LISTED_BYTES)
     try:
-        done = run_git(args, Path(folder), timeout=120)
+        done = run_git(args, Path(folder), timeout=120, take=entries.take)
     except GitFailed as exc:
         raise RuntimeError(f"git ls-files failed in {folder}: {exc}") from None
     if done.returncode != 0:
         why = done.stderr.decode(errors="replace").strip()
         raise RuntimeError(f"git ls-files failed in {folder}: {why}")
-    names = done.stdout.decode("utf-8", errors="surrogateescape").split("\0")
-    return [os.path.join(folder, name) for name in dict.fromkeys(names) if name]
+    return [
+        os.path.join(folder, name.decode("utf-8", "surrogateescape"))
+        for name in dict.fromkeys(entries.items)
+        if name
+    ]
 
 
 MAX_NESTED = 100  # nested repositories a listing enters, first met first (about 10 ms each)
+MAX_LISTED_BYTES = 64 << 20  # of the paths a bounded listing holds (220 bytes a file at 300,000)
 
 
-def _git_named(root: str, repo: str, hidden: bool, rules: bool) -> Iterator[str]:
+def _git_named(root: str, repo: str, hidden: bool, rules: bool, most: int | None) -> Iterator[str]:
     """The files Git lists in repository ``repo`` (``root`` or a folder of it) that a search
     of ``root`` sees (no ``.git``, hidden ones only when asked, the ``.gitignore`` files Git
     enters with ``rules``), as absolute paths; not yet checked on disk. A nested repository
@@ -354,7 +363,7 @@ def _git_named(root: str, repo: str, hidden: bool, rules: bool) -> Iterator[str]
     block that made it could write its ``.git/info/exclude`` and configuration to hide what
     it makes there; where Git fails in it, the walk lists it."""
     try:
-        named: Iterable[str] = git_files(repo, rules=rules, standard=repo == root)
+        named: Iterable[str] = git_files(repo, rules=rules, standard=repo == root, most=most)
     except RuntimeError:
         if repo == root:
             raise
@@ -381,37 +390,53 @@ def listed_states(
     with its ``lstat``: each read through its folder's descriptor, never through a link (a
     folder of a Git-listed path opened beneath ``root``: a link out of it or a folder gone on
     the way leaves the path out). ``most``: the listing ends once it holds that many, so a
-    folder too big to list costs no more than one of that size. Git lists a nested
+    folder too big to list costs no more than one of that size; :class:`TooMany` once Git
+    names more than that or the paths pass :data:`MAX_LISTED_BYTES`. Git lists a nested
     repository (a clone, a submodule's checkout, one a block made) as one entry: each of
     them, up to :data:`MAX_NESTED`, is listed by its own Git and rules, as the walk outside
     Git enters them; ``nested`` gets their absolute paths."""
     found: dict[str, os.stat_result] = {}
+    held, cut = 0, len(root)  # bytes of the paths found, below root
+    repos = [root]  # the workspace's repository, then each nested one the listings name
     if git_toplevel(root) is None:
-        for path, entry in _walk(root, hidden, links, rules=rules):
-            with contextlib.suppress(OSError):  # gone meanwhile
-                found[path] = entry.stat(follow_symlinks=False)
+        states = (
+            (path, st)
+            for path, entry in _walk(root, hidden, links, rules=rules)
+            if (st := _lstat(entry)) is not None
+        )
+    else:
+        states = _repository_states(root, repos, hidden, links, rules, most)
+    try:
+        for path, st in states:
+            found[path] = st
+            held += len(path) - cut
+            if most is not None and held > MAX_LISTED_BYTES:
+                raise TooMany(f"more than {MAX_LISTED_BYTES:,} bytes of paths")
             if len(found) == most:
                 break
-        return found
-    repos = [root]  # the workspace's repository, then each nested one the listings name
-    for path, st in _repository_states(root, repos, hidden, links, rules):
-        found[path] = st
-        if len(found) == most:
-            break
-    if nested is not None:
-        nested += repos[1:]
+    finally:
+        if nested is not None:
+            nested += repos[1:]
     return found
 
 
+def _lstat(entry: os.DirEntry[str]) -> os.stat_result | None:
+    """``entry``'s own state, not its link's target's; None when it is gone meanwhile."""
+    try:
+        return entry.stat(follow_symlinks=False)
+    except OSError:
+        return None
+
+
 def _repository_states(
-    root: str, repos: list[str], hidden: bool, links: bool, rules: bool
+    root: str, repos: list[str], hidden: bool, links: bool, rules: bool, most: int | None
 ) -> Iterator[tuple[str, os.stat_result]]:
     """The files (and links, when ``links``) Git lists in each of ``repos`` (``root``'s
     repository first) with their ``lstat``, read beneath ``root``; each nested repository
     met (a folder holding a ``.git``) is added to ``repos``, up to :data:`MAX_NESTED`; any
     other folder Git names (a gitlink of its index, which Git does not look in) is walked."""
     for repo in repos:
-        for path, fd, name in _in_folders(root, _git_named(root, repo, hidden, rules)):
+        for path, fd, name in _in_folders(root, _git_named(root, repo, hidden, rules, most)):
             try:
                 st = os.stat(name, dir_fd=fd, follow_symlinks=False)
             except OSError:

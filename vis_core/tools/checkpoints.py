@@ -435,7 +435,8 @@ class Checkpoints:
             self._repos_then = frozenset(self.repos)
         if self._too_big:
             raise FolderTooBig(
-                f"{root} holds more than {self.max_listed:,} files: while it does, Vis does not "
+                f"{root} holds more than {self.max_listed:,} files or {MAX_LISTED_BYTES >> 20} "
+                "MiB of file names: while it does, Vis does not "
                 "list what a block changes there nor keep checkpoints for /undo; start Vis in a "
                 "project folder"
             )

@@ -8,10 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import textual_css_cache
 
 ROOT = Path("/tmp/vis-snapshots")
 LOCK = Path("/tmp/vis-snapshots.lock")
 SNAPSHOT_JAIL = "not tried in snapshot tests"
+
+textual_css_cache.install()  # one parse of each stylesheet per process, for all its apps
 
 
 @pytest.fixture(autouse=True)

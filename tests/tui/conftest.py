@@ -5,11 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import textual_css_cache
 from textual.app import App
 
 from vis_core.events import Event
 from vis_tui.screens.main import MainScreen
 from vis_tui.widgets.paths import OpenPath
+
+textual_css_cache.install()  # one parse of each stylesheet per process, for all its apps
 
 
 class Harness(App[None]):

@@ -5,16 +5,16 @@ Textual keeps parsed CSS in a cache of one ``Stylesheet``, which an app replaces
 Vis's and Textual's widgets' ``DEFAULT_CSS`` again, several times over (4-7% of what a Pilot
 test's own thread spends). A person's one app gains nothing from sharing, so this is test
 infrastructure: ``install()`` wraps ``Stylesheet._parse_rules`` to parse each source once per
-process and hand every caller rule sets of its own.
+process for every app.
 
-What is shared is what nothing changes after parsing: selectors, and rule values that are
-immutable (strings, numbers, named tuples such as ``Color`` and ``Scalar``). A layout keeps
-state between arranges, so each caller gets a new one of the same name, and a list of such
-values (grid columns) a list of its own; a source that parses to any other kind of value, or
-with errors, is not shared. The key is everything the parse reads: the text, where it was
-read from, its default/tie-breaker/scope, and the stylesheet's CSS variables (a theme's
-colours are substituted while parsing). tests/tui/test_css_parse_cache.py pins what this
-assumes about the installed Textual.
+What is shared is what no app changes after parsing: rule sets whose values are immutable
+(strings, numbers, named tuples such as ``Color`` and ``Scalar``), and the selectors of all.
+A layout keeps state between arranges, so a rule set with one is each caller's own, with a
+new layout of the same name (and its own copy of a list of values, such as grid columns); a
+source that parses to any other kind of value, or with errors, is not shared. The key is
+everything the parse reads: the text, where it was read from, its default/tie-breaker/scope,
+and the stylesheet's CSS variables (a theme's colours are substituted while parsing).
+tests/tui/test_css_parse_cache.py pins what this assumes about the installed Textual.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from textual.css.stylesheet import Stylesheet
 from textual.layout import Layout
 from textual.layouts.factory import get_layout
 
-_parsed: dict[tuple[Any, ...], list[RuleSet]] = {}
+_parsed: dict[tuple[Any, ...], list[tuple[RuleSet, bool]]] = {}  # rule set, has layouts/lists
 _textual_parse = Stylesheet._parse_rules
 
 
@@ -59,8 +59,8 @@ def _parse_rules(
         rules = _textual_parse(self, css, read_from, is_default_rules, tie_breaker, scope)
         if not all(_shareable(rule) for rule in rules):
             return rules
-        shared = _parsed[key] = rules
-    rules = self._parse_cache[own_key] = [_own(rule) for rule in shared]
+        shared = _parsed[key] = [(rule, _has_state(rule)) for rule in rules]
+    rules = self._parse_cache[own_key] = [_own(rule) if state else rule for rule, state in shared]
     return rules
 
 
@@ -69,7 +69,8 @@ def _variables(stylesheet: Stylesheet) -> tuple[tuple[str, str], ...]:
 
 
 def _shareable(rule: RuleSet) -> bool:
-    """Whether ``rule`` parsed cleanly to values no app can change (or layouts, renewed)."""
+    """Whether ``rule`` parsed cleanly to values no app changes, but for layouts and lists
+    (which :func:`_own` gives each caller)."""
     return not rule.errors and all(
         isinstance(value, Layout)
         or _immutable(value)
@@ -84,21 +85,19 @@ def _immutable(value: object) -> bool:
     return isinstance(value, tuple) and all(_immutable(item) for item in value)
 
 
-def _own_value(value: Any) -> Any:
-    if isinstance(value, Layout):
-        return get_layout(value.name)
-    return list(value) if type(value) is list else value
+def _has_state(rule: RuleSet) -> bool:
+    return any(isinstance(value, Layout | list) for value in rule.styles._rules.values())
 
 
 def _own(rule: RuleSet) -> RuleSet:
-    """A rule set for one caller: its own containers and layouts, the shared immutable rest."""
-    styles = rule.styles
-    values = {name: _own_value(value) for name, value in styles._rules.items()}
-    return dataclasses.replace(
-        rule,
-        selector_set=list(rule.selector_set),
-        styles=Styles(_rules=values, important=set(styles.important)),  # type: ignore[arg-type]
-        errors=[],
-        selector_names=set(rule.selector_names),
-        pseudo_classes=set(rule.pseudo_classes),
-    )
+    """``rule`` for one caller: new layouts of the same names, and lists of its own."""
+    values = {
+        name: get_layout(value.name)
+        if isinstance(value, Layout)
+        else list(value)
+        if type(value) is list
+        else value
+        for name, value in rule.styles._rules.items()
+    }
+    styles = Styles(_rules=values, important=rule.styles.important)  # type: ignore[arg-type]
+    return dataclasses.replace(rule, styles=styles)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from sample_turns import every_block_records, turn_events
 
 from vis_core.events import SessionCreated
@@ -197,3 +198,34 @@ async def test_calls_an_extension_tool_made_show_under_its_row(workspace: Path) 
 
         assert indent("Read") == indent("Searched") == indent("Review") + 2  # nested: two in
         assert indent("Fetched") == indent("Report") + 2 and indent("Listed") == indent("Review")
+
+
+async def test_stored_turns_draw_with_the_themes_colours_as_the_app_made_them(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stored turn read the theme's colours by making the app's colour system anew
+    (``App.get_css_variables``) for every turn it drew, page after page: it reads the ones
+    the app's CSS was made with, and after a change of theme still looks like the full turn."""
+    session_id = _store(workspace)
+    app = vis_app(workspace, resume=session_id)
+    async with app.run_test(size=(90, 60)) as pilot:
+        await started(app, pilot)
+        app.theme = "textual-light"
+        transcript = app.main.transcript
+        made: list[str] = []
+        make = app.get_css_variables
+        monkeypatch.setattr(app, "get_css_variables", lambda: made.append(app.theme) or make())
+        await pilot.pause()
+        stored = list(transcript.query(StoredTurnView))
+        for view in stored:
+            view.predraw(view.content_size.width, view)
+        transcript.scroll_home(animate=False)
+        await pilot.pause()
+        compact = _screen(app)
+        for view in stored:
+            transcript.open_stored(view)
+        await pilot.pause()
+        transcript.scroll_home(animate=False)
+        await pilot.pause()
+        assert _screen(app) == compact
+        assert made == ["textual-light"]  # the app's own, for its CSS

@@ -10,6 +10,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,8 @@ import vis_core
 import vis_tui
 
 SLOWEST = Path(__file__).with_name("slowest.txt")
+WARM_SERVERS = "warm_servers"  # the workers' input: the sockets of the run's fork servers
+_warm_sockets = pytest.StashKey[dict[str, str]]()
 WORKERS_PER_CORE = 2  # a third of a worker's time is spent waiting on its processes
 
 
@@ -39,9 +42,15 @@ def pytest_configure(config: pytest.Config) -> None:
     Reading ``.pyc`` files changes nothing the tests check: they are written beside the
     sources, as any first import does. The bundled extensions too (as an installed Vis has
     them): each extension worker compiled their entry files and modules again (~4 ms).
+
+    Under xdist the controller then starts the fork servers of the warm test processes
+    (``warm_servers.share``) for all its workers, which each imported their own pair.
     """
+    import warm_servers
+
     _collect_once_at_the_end(config)
     if hasattr(config, "workerinput"):
+        warm_servers.use(config.workerinput.get(WARM_SERVERS, {}))
         return
     from vis_core.extension_host.discovery import bundled_dir
 
@@ -49,6 +58,13 @@ def pytest_configure(config: pytest.Config) -> None:
         compileall.compile_dir(folder, quiet=2)
     if config.getoption("numprocesses", None):
         _rewrite_test_modules(config)
+        config.stash[_warm_sockets] = warm_servers.share()
+
+
+@pytest.hookimpl(optionalhook=True)  # xdist's hook, in its controller
+def pytest_configure_node(node: Any) -> None:
+    """Each worker launches warm processes through the run's fork servers."""
+    node.workerinput[WARM_SERVERS] = node.config.stash.get(_warm_sockets, {})
 
 
 def _collect_once_at_the_end(config: pytest.Config) -> None:
@@ -96,8 +112,9 @@ def _rewrite_test_modules(config: pytest.Config) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """The warm parent of the test servers (``warm_servers.py``) ends with the tests that used
-    it, once the worker's session fixtures (its HTTP test server) have stopped theirs."""
+    """The fork servers of the warm processes (``warm_servers.py``) end with the tests that
+    used them: in the xdist controller once its workers have ended, in a run without workers
+    once the session fixtures (the HTTP test server) have stopped theirs."""
     import warm_servers
 
     warm_servers.stop()

@@ -4,14 +4,17 @@ Each server process used to pay ``import mcp`` (with pydantic, anyio, starlette,
 of CPU) before it served anything, and each ``vis`` of a test ~0.3 s importing the Host before
 it did any work. :func:`command` gives the command line of a server script run warm,
 :func:`vis_command` that of ``python -m vis_core.cli ARGS``: a launcher (``warm_launcher.py``,
-~10 ms) hands its file descriptors, argv, environment, cwd and umask to this worker's fork
+~10 ms) hands its file descriptors, argv, environment, cwd and umask to the run's fork
 server of that kind, which forks a monitor, which forks the process and runs the script (or
 ``vis_core.cli``) as ``__main__``, through the interpreter's exit steps. To its starter it
 looks like one process: the launcher forwards the signals it gets (to a server's process
 group, to ``vis`` itself, as a signal to a cold one reaches it alone) and exits as the process
 did; when the launcher dies, the monitor kills the process's group; when the monitor dies, the
-kernel kills the process (``PR_SET_PDEATHSIG``); when the worker ends or dies, the fork server
-ends its monitors. The servers themselves are the SDK-built scripts, unchanged.
+kernel kills the process (``PR_SET_PDEATHSIG``); when the run ends, the fork server ends its
+monitors. Under xdist the controller starts the fork servers of both kinds before its workers
+(:func:`share`) and they serve all of them (each worker importing its own pair cost ~1.9 s of
+CPU); a run in one process starts each on first use. The servers themselves are the
+SDK-built scripts, unchanged.
 
 A warm process differs from a cold one only where the process itself is the subject: its
 ``/proc`` command line and parent are the fork server's and monitor's, its session (no
@@ -23,8 +26,8 @@ run ``vis`` cold. A ``vis`` whose environment sets what the interpreter reads at
 (``PYTHON*``, the locale) otherwise than the fork server's runs cold too.
 
 Run as a script, this file is the fork server: ``python -P warm_servers.py FD KIND`` (a
-listening Unix socket; ``servers`` or ``vis``), ending when its stdin (a pipe from the worker)
-closes. It stays single-threaded, so forking it is safe.
+listening Unix socket; ``servers`` or ``vis``), ending when its stdin (a pipe from the process
+that started it) closes. It stays single-threaded, so forking it is safe.
 """
 
 from __future__ import annotations
@@ -161,6 +164,7 @@ VIS_MODULE = "vis_core.cli"
 
 _lock = threading.Lock()
 _parents: dict[str, tuple[subprocess.Popen[bytes], str]] = {}  # kind -> (fork server, folder)
+_shared: dict[str, str] = {}  # kind -> socket of a fork server another process started
 
 
 def command(script: Path, *args: str) -> list[str]:
@@ -193,10 +197,25 @@ def _environment(kind: str) -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if k in KEPT or k.startswith("LC_")}
 
 
+def share() -> dict[str, str]:
+    """Start the fork servers of both kinds here (the xdist controller, before its workers
+    start) and return their sockets, for each worker's :func:`use`. They end with
+    :func:`stop` in this process, after the workers have ended."""
+    return {kind: _socket_path(kind) for kind in PRELOAD}
+
+
+def use(sockets: dict[str, str]) -> None:
+    """Launch through the fork servers at ``sockets`` (from :func:`share`) instead of
+    starting this process's own."""
+    _shared.update(sockets)
+
+
 def _socket_path(kind: str) -> str:
-    """The socket of the fork server of ``kind``, started on first use. Its socket listens
-    before it starts: a launcher's connection waits in the queue until the modules are
-    imported, no readiness wait."""
+    """The socket of the fork server of ``kind``: the shared one, or this process's, started
+    on first use. Its socket listens before it starts: a launcher's connection waits in the
+    queue until the modules are imported, no readiness wait."""
+    if kind in _shared:
+        return _shared[kind]
     with _lock:
         if kind not in _parents:
             folder = tempfile.mkdtemp(prefix="vis-warm-")  # 0700: only this user connects
@@ -280,7 +299,8 @@ def _serve(listening: socket.socket, kind: str) -> None:
 
 
 def _end(listening: socket.socket, monitors: dict[int, int]) -> None:
-    """The worker is gone or done: each monitor kills its server, then they are reaped."""
+    """The run is over (or its process gone): each monitor kills its server, then they are
+    reaped."""
     import signal
 
     listening.close()

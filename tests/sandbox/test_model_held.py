@@ -64,6 +64,11 @@ def _below(root: int) -> dict[int, tuple[str, bool, str]]:
     return found
 
 
+def _state(pid: int) -> str:
+    """The state of process ``pid`` (``T`` when stopped)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
 async def _in_the_jail(mark: str) -> None:
     """Once a jailed process below this one has ``mark`` in its command line (bwrap may still
     be setting up the jail when the command was started)."""
@@ -123,10 +128,11 @@ async def test_only_the_models_processes_are_held(
             assert len(jailed) >= 2, below
             assert below[worker][0] != "T", below[worker]
             # its MCP server (and any an earlier test of this process still closes), started
-            # warm: its launcher, and the server's own process (forked from the warm parent)
+            # warm: its launcher, and the server's own process (forked from the run's warm
+            # parent, so not below this one)
             servers = [state for state, _, line in below.values() if str(SERVER) in line]
             assert servers and "T" not in servers, below
-            assert below[int(pidfile.read_text())][0] != "T", below
+            assert _state(int(pidfile.read_text())) != "T", below
             assert (await host.commands.run(session, "/ping")).title == pong  # it answers
     finally:
         await host.close()

@@ -240,7 +240,10 @@ def test_the_first_checkpoint_copies_only_what_git_does_not_hold(tmp_path: Path)
 def test_undo_racing_a_folder_swapped_for_a_link_never_touches_outside(tmp_path: Path) -> None:
     """A command left running by a block swaps ``dir`` and a link to a folder outside the
     workspace (atomically, renameat2 RENAME_EXCHANGE) while /undo restores and removes files
-    in ``dir``: nothing outside is written or removed."""
+    in ``dir``: nothing outside is written or removed. An undo that saw the real folder under
+    the other name removes its files as made by the turn, and the folder when that empties
+    it: the swapper waits for a folder again and the next turn makes one."""
+    import errno
     import os
     import signal
     import sys
@@ -259,7 +262,8 @@ def test_undo_racing_a_folder_swapped_for_a_link_never_touches_outside(tmp_path:
         "import ctypes, sys\n"
         "libc = ctypes.CDLL(None, use_errno=True)\n"
         "print('swapping', flush=True)\n"
-        "while libc.renameat2(-100, b'dir', -100, b'dir.link', 2) == 0:\n"
+        "while libc.renameat2(-100, b'dir', -100, b'dir.link', 2) == 0"
+        f" or ctypes.get_errno() == {errno.ENOENT}:\n"
         "    pass\n"
         "sys.exit('renameat2 failed')\n"
     )
@@ -272,6 +276,7 @@ def test_undo_racing_a_folder_swapped_for_a_link_never_touches_outside(tmp_path:
             os.waitpid(racer.pid, os.WUNTRACED)  # a stop lands later than the signal
             points.take(f"turn-{turn}", turn)
             real = ws / ("dir.link" if (ws / "dir").is_symlink() else "dir")
+            real.mkdir(exist_ok=True)  # an undo removed it (see above)
             for name in names:  # the turn changes every file and makes new ones
                 (real / name).write_text("after\n")
                 (real / ("new-" + name)).write_text("made by the turn\n")

@@ -185,8 +185,13 @@ def test_a_block_whose_output_was_saved_or_that_printed_a_command_replays_identi
 ) -> None:
     """A block printing over 50 KB (its full output saved to a file named by session, time
     and a random part) or a shell handle (with its pid) never replayed identical: `vis
-    replay` in CI failed for every such session (found by a tester)."""
-    code = 'print("Z" * 60000)\nprint(await shell("sleep 30"))'  # running when printed, both times
+    replay` in CI failed for every such session (found by a tester). Then one whose kept
+    tail held a pid or the workspace's path did not either: the truncation note counts the
+    tail's bytes, more or fewer with a pid of another width or the copy's path."""
+    code = (
+        'import os\nprint("Z" * 60000)\nprint(os.getcwd())\n'
+        'print(await shell("sleep 30"))'  # running when printed, both times
+    )
     path = script(tmp_path, [{"code": code}, {"text": "ok"}])
     done = vis(
         "run", "--provider", "scripted", "--script", str(path), "print a lot",

@@ -302,13 +302,16 @@ def _compare_activities(
 
 # what differs between two runs of one block by design: the folder (the session's id), time
 # and random part of a saved output's name, a draft's folder (its random id), a process id,
-# a commit's id (its time: an approved draft's commit), and the signal that ended a command
-# Vis stopped (SIGTERM, or SIGKILL when the machine was too busy for it to end in the grace)
+# a commit's id (its time: an approved draft's commit), the signal that ended a command
+# Vis stopped (SIGTERM, or SIGKILL when the machine was too busy for it to end in the grace),
+# and the sizes a truncation note gives: they count what the rest rewrites (a pid of another
+# width, the copy's path)
 _SAVED_OUTPUT = re.compile(r"(/outputs/)[0-9a-f]+(/[\w-]+)-\d{8}-\d{6}-[0-9a-f]{8}\.txt")
 _DRAFT_FOLDER = re.compile(r"(/drafts/)[0-9a-f]{16}\b")
 _COMMIT = re.compile(r"\b[0-9a-f]{40}\b")
 _PID = re.compile(r"\bpid \d+")
 _STOPPED = re.compile(r"\bstopped, exit -\d+")
+_CUT_SIZES = re.compile(r"(\[Output truncated: showing the \w+ [\d,]+ of [\d,]+ lines) \([^)]*\)")
 
 
 def _rewritten(value: Any, rewrite: Callable[[str], str]) -> Any:
@@ -339,6 +342,7 @@ def _normalized(
             text = text.replace(now, recorded)
         text = _DRAFT_FOLDER.sub(r"\1…", _SAVED_OUTPUT.sub(r"\1…\2.txt", text))
         text = _STOPPED.sub("stopped, exit -…", _PID.sub("pid …", text))
+        text = _CUT_SIZES.sub(r"\1 (…)", text)
         return _COMMIT.sub("<commit>", text)
 
     for turn in session.turns:

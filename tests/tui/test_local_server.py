@@ -57,8 +57,8 @@ async def test_login_to_a_local_server_offers_the_models_it_serves(
         base_url = app.screen.query(Input)[1]
         base_url.value = llama.base_url
         await pilot.press("ctrl+s")
-        await on_top(pilot, PickerScreen)
-        assert shown_ids(app) == ["local/smol-135m"]
+        await on_top(pilot, PickerScreen)  # filled as it mounted: the server was asked first
+        assert shown_ids(app) == ["local/smol-135m"], listed(app)  # or why the server was not
         assert "served" in str(listed(app)[0])
         await pilot.press("enter")
         await until(pilot, lambda: model_label(app) == "local/smol-135m")

@@ -7,6 +7,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+import closed_apps
 import pytest
 import textual_css_cache
 
@@ -15,6 +16,13 @@ LOCK = Path("/tmp/vis-snapshots.lock")
 SNAPSHOT_JAIL = "not tried in snapshot tests"
 
 textual_css_cache.install()  # one parse of each stylesheet per process, for all its apps
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    """Later tests' collections do not walk this one's apps (tests/closed_apps.py)."""
+    yield
+    closed_apps.release()
 
 
 @pytest.fixture(autouse=True)

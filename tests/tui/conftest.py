@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
+import closed_apps
 import pytest
 import textual_css_cache
 from textual.app import App
@@ -13,6 +15,13 @@ from vis_tui.screens.main import MainScreen
 from vis_tui.widgets.paths import OpenPath
 
 textual_css_cache.install()  # one parse of each stylesheet per process, for all its apps
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    """Later tests' collections do not walk this one's apps (tests/closed_apps.py)."""
+    yield
+    closed_apps.release()
 
 
 class Harness(App[None]):

@@ -42,6 +42,11 @@ def _positions(transcript: Transcript) -> list[int]:
     return [child.position for child in transcript._mounted_turns()]
 
 
+def _displayed(transcript: Transcript, kind: str | type[Widget]) -> bool:
+    """Whether a ``kind`` is mounted in the transcript and shown (none may be there yet)."""
+    return any(widget.display for widget in transcript.query(kind))
+
+
 async def test_paging_keeps_at_most_max_turns_mounted_and_brings_them_back(
     workspace: Path,
 ) -> None:
@@ -401,7 +406,11 @@ async def test_compact_after_paging_up_shows_its_fold_once_at_the_newest_turn_in
         await _to_the_oldest(pilot, transcript)
         app.main.prompt.insert("/compact")
         await pilot.press("enter")
-        await until(pilot, lambda: transcript.query("SystemMessage").last(Widget).display)
+        # /compact answers after the model's gist: its note and fold may not be mounted yet
+        await until(
+            pilot,
+            lambda: _displayed(transcript, "SystemMessage") and _displayed(transcript, FoldRow),
+        )
         await until(pilot, lambda: not transcript.has_newer and transcript._hidden is None)
         await until(pilot, lambda: all(view.display for view in transcript._mounted_turns()))
         await pilot.pause()

@@ -11,6 +11,7 @@ import pytest
 from vis_core.cli import main
 
 from .conftest import http_entry, write_config
+from .oauth_fixture import free_port
 
 
 def _read(path: Path) -> dict:
@@ -134,6 +135,19 @@ def test_list_exits_1_on_invalid_entries_and_failed_servers(
     assert "crash  failed" in out
     assert "config missing: set API_URL" in out  # the stderr tail
     assert "invalid: server 'legacy'" in out and "/mcp instead of /sse" in out
+
+
+def test_list_says_nothing_answers_at_an_http_servers_address(
+    vis_home: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An HTTP server that is not running said only "ConnectError: All connection attempts
+    failed"; it names where nothing answered (without the URL's credentials)."""
+    port = free_port()  # nothing listens on it
+    write_config(vis_home / "mcp.json", {"down": {"url": f"http://alice:pw@127.0.0.1:{port}/mcp"}})
+    assert main(["-C", str(workspace), "mcp", "list"]) == 1
+    out = capsys.readouterr().out
+    assert f"nothing answers at 127.0.0.1:{port}: is the server running? (ConnectError" in out
+    assert "alice" not in out and "pw@" not in out
 
 
 def test_list_http_needs_sign_in_and_accepts_a_bearer_token(

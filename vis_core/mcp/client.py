@@ -135,11 +135,17 @@ class _Stopped(Exception):
     """:meth:`ServerConnection.stop` was called while the connection was being made."""
 
 
-def _describe(exc: BaseException) -> str:
+def _first(exc: BaseException) -> BaseException:
+    """``exc``, or the first error of the group the SDK's task group made of it."""
     if isinstance(exc, BaseExceptionGroup):
         inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
         if inner:
-            return _describe(inner[0])
+            return _first(inner[0])
+    return exc
+
+
+def _describe(exc: BaseException) -> str:
+    exc = _first(exc)
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
@@ -441,6 +447,9 @@ class ServerConnection:
                 )
         elif stdio and "connection closed" in text.lower():
             text = "the server process ended before it answered initialize"
+        elif not stdio and type(_first(exc)).__name__ == "ConnectError":  # httpx's, not loaded
+            where = urlsplit(self.config.url).netloc.rpartition("@")[2]  # no credentials
+            text = f"nothing answers at {where}: is the server running? ({text})"
         status = self._last_status
         if not stdio and status is not None and status >= 400 and f"HTTP {status}" not in text:
             text += f" (HTTP {status})"

@@ -301,6 +301,25 @@ def test_a_missing_command_fails_before_the_sdk_is_imported(
     ], done.stdout + done.stderr[-2000:]
 
 
+async def test_an_entry_whose_path_keeps_no_folder_is_checked_with_that_path(
+    workspace: Path,
+) -> None:
+    """An entry's PATH of workspace folders only is left empty, and the server starts with
+    that; the command was looked up on Vis's own PATH instead, so ``sh`` passed the check and
+    the server then failed to start, saying nothing of why. Now it fails at once: the empty
+    PATH holds no such command."""
+    entry = {"command": "sh", "args": ["-c", "exit 0"], "env": {"PATH": str(workspace / "bin")}}
+    manager = await connect(workspace, {"bare": entry})
+    try:
+        server = manager.get("bare")
+        assert server is not None and server.state is State.FAILED
+        assert (server.error or "").startswith(
+            "cannot start 'sh': no such command: the server's PATH is empty"
+        ), server.error
+    finally:
+        await manager.close()
+
+
 async def test_a_relative_command_is_found_from_the_entrys_cwd(
     workspace: Path, tmp_path: Path
 ) -> None:

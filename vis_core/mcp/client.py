@@ -502,7 +502,8 @@ class ServerConnection:
         if environ is not None:  # the entry's own PATH, too, stays out of the workspace
             env["PATH"] = self._path_outside(env.get("PATH", environ["PATH"]))
         cwd = self._cwd() or (self.workspace if start is None else start)
-        path = env.get("PATH") or os.environ.get("PATH", os.defpath)
+        # as the server finds its command: by its own PATH, empty too, else by Vis's
+        path = env["PATH"] if "PATH" in env else os.environ.get("PATH", os.defpath)
         args = [_expand_home(a) for a in config.args]
         command, args = await asyncio.to_thread(kept, _expand_home(config.command), args, cwd, path)
         return _Launch(command, args, env or None, cwd)

@@ -306,3 +306,23 @@ def test_a_checkouts_git_file_cannot_make_the_jail_read_without_end(
     )
     assert done.returncode == 0, done.stderr[-500:]
     assert done.stdout.strip() == "true"
+
+
+async def test_what_a_jailed_child_loads_on_first_use_passes_its_refusals(
+    make_sandbox: MakeSandbox,
+) -> None:
+    """A tool's signature and pickle load when a block first needs them, after the jail's
+    refusals are in place: Vis's own import of its internals passes them, the block's does
+    not."""
+    problem = _bwrap_problem()
+    if problem:
+        pytest.skip(problem)
+    box = make_sandbox(jail=True)
+    result = await box.run(
+        "import inspect\nprint(inspect.signature(git.status))\nkept = {'a': 1}\n"
+    )
+    assert result.error is None, result.error
+    assert result.stdout == "(path: str = '.', *, short=False)\n"
+    refused = await box.run("import vis_core.contracts.introspect")
+    assert refused.error is not None and "refused" in refused.error
+    assert (await box.run("print(kept)")).stdout == "{'a': 1}\n"

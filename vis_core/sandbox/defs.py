@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import re
 from collections.abc import Callable, Coroutine
@@ -316,9 +317,10 @@ class SessionDoc:
         self.__qualname__ = "doc"
         self.__doc__ = host_doc.__doc__
         self.contract = host_doc.contract
-        wrapped = getattr(host_doc, "__wrapped__", None)
-        if wrapped is not None:
-            self.__wrapped__ = wrapped
+
+    @functools.cached_property
+    def __wrapped__(self) -> Callable[..., Any]:
+        return self._host_doc.__wrapped__  # made when first read, as the tool's own
 
     def __call__(self, name: Any, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
         return named(self._answer(name, *args, **kwargs), "doc")

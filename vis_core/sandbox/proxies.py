@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import os
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
@@ -43,6 +44,8 @@ def _described(contract: dict[str, Any] | None) -> Callable[..., Any] | None:
         return None
 
 
+_UNMADE = object()
+
 # Tools that move the session's working copy (vis_core/drafts): their result's ``cwd`` is
 # where the rest of the block works, when this process can see it (the jail shows the new
 # copy from the next block on, when the sandbox starts again there).
@@ -58,7 +61,11 @@ async def _then_move(call: Coroutine[Any, Any, Any]) -> Any:
 
 
 class ToolProxy:
-    """An awaitable stand-in for one host tool; calling it runs the tool on the host."""
+    """An awaitable stand-in for one host tool; calling it runs the tool on the host.
+
+    Its ``__wrapped__`` (which ``inspect.signature`` and ``typing.get_type_hints`` follow) and
+    ``__annotations__`` are made from the contract's signature when first read: a child
+    starts with dozens of tools, and most blocks ask none of them for its signature."""
 
     def __init__(
         self, name: str, doc: str, contract: dict[str, Any] | None, request: Requester
@@ -71,10 +78,24 @@ class ToolProxy:
         self.__qualname__ = name
         self.__doc__ = doc or None
         self.contract = contract
-        described = _described(contract)
-        if described is not None:  # inspect.signature and get_type_hints follow __wrapped__
-            self.__wrapped__ = described
-            self.__annotations__ = dict(described.__annotations__)
+
+    @functools.cached_property
+    def __wrapped__(self) -> Callable[..., Any]:
+        return self._vis_stub()
+
+    @functools.cached_property
+    def __annotations__(self) -> dict[str, Any]:  # pyright: ignore[reportIncompatibleVariableOverride]
+        return dict(self._vis_stub().__annotations__)
+
+    def _vis_stub(self) -> Callable[..., Any]:
+        """The described-only function of the contract (made once); AttributeError when the
+        contract has no signature, as for a tool without one."""
+        stub = self.__dict__.get("_vis_described", _UNMADE)
+        if stub is _UNMADE:
+            stub = self.__dict__["_vis_described"] = _described(self.contract)
+        if stub is None:
+            raise AttributeError(f"tool {self._vis_name} has no signature")
+        return stub
 
     def __call__(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
         """The call as a coroutine (the request itself: no wrapper frame on the hot path)."""

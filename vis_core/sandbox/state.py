@@ -6,7 +6,6 @@ import ast
 import base64
 import importlib
 import linecache
-import pickle
 import sys
 import types
 from dataclasses import dataclass
@@ -181,6 +180,8 @@ class SessionState:
             reason = self._unsaveable(value)
             data = b""
             if reason is None:
+                import pickle  # only with a variable to save: most children never save one
+
                 try:
                     data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
                 except Exception as exc:  # pickling runs arbitrary user code
@@ -261,6 +262,8 @@ class SessionState:
         pending = list(data.get("helpers") or [])
         failed_helpers = self._restore_helpers(pending, report)
         for name, entry in (data.get("variables") or {}).items():
+            import pickle  # as in snapshot: only with a variable to bring back
+
             try:
                 self.ns[name] = pickle.loads(base64.b64decode(entry["pickle"]))
                 report["variables"].append(name)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gc
 import os
-import queue
 import select
 import signal
 import sys
@@ -19,7 +18,10 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    import queue
 
 PARENT_POLL_INTERVAL = 1.0  # seconds between two looks at the parent
 # The folder that holds this ``vis_core`` (a checkout, or site-packages): children load it there.
@@ -144,6 +146,8 @@ def on_lasting_thread(start: Callable[[], T]) -> T:
     global _lasting
     with _lasting_lock:
         if _lasting is None:
+            import queue  # the host's alone: its children import this module too
+
             _lasting = queue.SimpleQueue()
             threading.Thread(
                 target=_serve_starts, args=(_lasting,), name="vis-child-start", daemon=True

@@ -10,7 +10,9 @@ from vis_core.extension_host.loader import load_extensions
 from vis_core.extension_host.worker_client import SessionWorker, WorkerPlace
 from vis_core.paths import VisPaths
 
-# What only the host runs (its store, settings, events and loop) or the terminal shows.
+# What only the host runs (its store, settings, events and loop) or the terminal shows; the
+# log files, written only when an entry file prints in the load-only mode (a session's worker
+# hands those lines to its host).
 NOT_AT_START = (
     "sqlite3",
     "vis_core.store",
@@ -18,6 +20,7 @@ NOT_AT_START = (
     "vis_core.events",
     "vis_core.agent",
     "vis_core.host",
+    "vis_core.extension.logs",
 )
 
 # Loading it leaves ``started-PID`` beside it: what the loading worker imported and its collector.

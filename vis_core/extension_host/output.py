@@ -9,7 +9,6 @@ from typing import Any, TextIO
 
 from vis_core.extension.acting import current_extension
 from vis_core.extension.declarations import _loading
-from vis_core.extension.logs import write_log
 from vis_core.terminal import PassingStream
 
 
@@ -33,7 +32,10 @@ LogSink = Callable[[str, str, str], object]  # (level, message, source)
 
 
 def to_log(level: str, message: str, source: str) -> None:
-    """The default sink: the extension's log file."""
+    """The default sink: the extension's log file (its module, with the paths of Vis's
+    folders, loaded at the first line: a session's worker hands its lines to the host)."""
+    from vis_core.extension.logs import write_log
+
     write_log(level, message, source=source)
 
 

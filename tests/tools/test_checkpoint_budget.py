@@ -222,9 +222,9 @@ async def test_a_block_that_grows_the_folder_past_the_limit_hides_nothing(
     assert not any(isinstance(e, Notification) for e in events)
 
 
-def _indexed(repo: Path, paths: int, length: int) -> None:
-    """A repository whose index names ``paths`` files of ``length``-byte paths, all of one
-    empty blob and none on disk: what a block can make in seconds, at little disk cost."""
+def indexed(repo: Path, paths: int, length: int = 8) -> None:
+    """A repository whose index names ``paths`` files of about ``length``-byte paths, all of
+    one empty blob and none on disk: what a block can make in seconds, at little disk cost."""
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     blob = (
         subprocess.run(
@@ -233,8 +233,8 @@ def _indexed(repo: Path, paths: int, length: int) -> None:
         .stdout.decode()
         .strip()
     )
-    folders = "/".join(["d" * 200] * (length // 201))
-    lines = "".join(f"100644 {blob}\t{folders}/{n:08d}\n" for n in range(paths))
+    folders = "".join(["d" * 200 + "/"] * (length // 201))
+    lines = "".join(f"100644 {blob}\t{folders}{n:08d}\n" for n in range(paths))
     subprocess.run(["git", "update-index", "--index-info"], cwd=repo, input=lines.encode())
 
 
@@ -243,7 +243,7 @@ def test_a_listing_git_names_too_much_of_is_stopped_as_it_comes(tmp_path: Path) 
     stopped past the limit, and the folder is too big to list, as one holding those files
     is. Read whole, its 10 MB of long paths cost Vis several times that."""
     ws = tmp_path / "ws"
-    _indexed(ws, paths=5_000, length=2_000)
+    indexed(ws, paths=5_000, length=2_000)
     points = Checkpoints(ws, tmp_path / "private", max_listed=1_000)
     tracemalloc.start()
     try:

@@ -10,7 +10,10 @@ import pytest
 
 from vis_core.tools import ToolContext
 from vis_core.tools.files import cat_file
+from vis_core.tools.ignore import MAX_LISTED
 from vis_core.tools.search import search
+
+from .test_checkpoint_budget import indexed
 
 HAS_RG = shutil.which("rg") is not None
 ENGINES = ["python", pytest.param("rg", marks=pytest.mark.skipif(not HAS_RG, reason="no rg"))]
@@ -201,3 +204,21 @@ async def test_anchors_match_the_lines_of_a_crlf_file(
     out = await search(ctx, "^line3$", "crlf.txt", engine=engine)
     assert out.splitlines()[:2] == ["crlf.txt @1", "3: line3"]
     assert out.endswith("1 matching line in 1 file.")
+
+
+async def test_a_folder_too_big_to_list_is_not_searched_and_the_result_says_so(
+    ctx: ToolContext, workspace: Path
+) -> None:
+    """The Python search listed every file Git named: an index (a checkout's, or one a block
+    made) naming millions of paths took Vis's memory. Past the bound of a checkpoint's
+    listing the folder is neither listed nor searched, the others are, and the result says
+    which one was cut."""
+    indexed(workspace, paths=MAX_LISTED + 1)
+    (workspace / "src").mkdir()
+    (workspace / "src" / "a.txt").write_text("a needle\n")
+    out = await search(ctx, "needle", ["src", "."], engine="python")
+    assert out == (
+        "src/a.txt @1\n1: a needle\n\n1 matching line in 1 file.\n\nNot searched: '.', which "
+        "holds more than 300,000 files or 64 MiB of file names, more than grep lists to search "
+        "without ripgrep; search folders inside it with paths=."
+    )

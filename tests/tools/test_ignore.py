@@ -13,6 +13,7 @@ from vis_core.tools.checkpoints import git_blob_id, git_held_files
 from vis_core.tools.ignore import (
     git_toplevel,
     ignore_spec,
+    listed_files,
     matches_itself,
     no_repository_above,
     walk_files,
@@ -198,3 +199,17 @@ def test_no_repository_above_agrees_with_git(tmp_path: Path) -> None:
     assert git_toplevel(str(repo / "sub")) == str(repo)
     assert git_held_files(plain, {"kept.txt": 5}) == {}
     assert git_held_files(repo, {"kept.txt": 5}) == {"kept.txt": git_blob_id(b"kept\n")}
+
+
+def test_a_folder_outside_git_past_the_bound_is_not_listed(workspace: Path) -> None:
+    """Outside Git a search's listing walked the whole folder, however big (a home folder):
+    past its bound of files none is taken, as a checkpoint takes none."""
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (workspace / name).write_text("x\n")
+    listed = listed_files(str(workspace), hidden=False, most=3)
+    assert listed is not None and sorted(os.path.basename(p) for p in listed) == [
+        "a.txt",
+        "b.txt",
+        "c.txt",
+    ]
+    assert listed_files(str(workspace), hidden=False, most=2) is None

@@ -49,10 +49,12 @@ from vis_core.tools.beneath import Beneath, Escape
 from vis_core.tools.display import plural
 from vis_core.tools.ignore import (
     MAX_IGNORE_BYTES,
+    MAX_LISTED,
     MAX_LISTED_BYTES,
     link_targets,
     listed_states,
     no_repository_above,
+    too_many,
 )
 from vis_core.tools.own_ignores import IGNORE_FILE, judged_by_start, kept_out
 
@@ -62,7 +64,6 @@ if TYPE_CHECKING:
 MAX_FILE_BYTES = 8 * 1024 * 1024  # bigger files are listed but not kept (undo names them)
 MAX_NEW_BYTES = 64 * 1024 * 1024  # copied per checkpoint at most, newest files first
 MAX_NEW_FILES = 5_000  # files copied per checkpoint at most; the rest are listed only
-MAX_LISTED = 300_000  # files a listing takes at most (about a second): past it, none is taken
 MAX_LINKS = 10_000  # links a checkpoint records at most; past it, none (undo leaves them)
 MAX_LINK_BYTES = 4 * 1024 * 1024  # of their paths and targets (each target up to 4 KiB)
 KEEP = 20  # checkpoints kept per session; older ones (and blobs only they used) are removed
@@ -435,8 +436,7 @@ class Checkpoints:
             self._repos_then = frozenset(self.repos)
         if self._too_big:
             raise FolderTooBig(
-                f"{root} holds more than {self.max_listed:,} files or {MAX_LISTED_BYTES >> 20} "
-                "MiB of file names: while it does, Vis does not "
+                f"{root} holds {too_many(self.max_listed)}: while it does, Vis does not "
                 "list what a block changes there nor keep checkpoints for /undo; start Vis in a "
                 "project folder"
             )

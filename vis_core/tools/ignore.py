@@ -351,7 +351,13 @@ def git_files(
 
 
 MAX_NESTED = 100  # nested repositories a listing enters, first met first (about 10 ms each)
+MAX_LISTED = 300_000  # files a listing takes at most (about a second): past it, none is taken
 MAX_LISTED_BYTES = 64 << 20  # of the paths a bounded listing holds (220 bytes a file at 300,000)
+
+
+def too_many(most: int = MAX_LISTED) -> str:
+    """What a folder too big to list holds, as a message says it."""
+    return f"more than {most:,} files or {MAX_LISTED_BYTES >> 20} MiB of file names"
 
 
 def _git_named(root: str, repo: str, hidden: bool, rules: bool, most: int | None) -> Iterator[str]:
@@ -464,8 +470,12 @@ def _holds_git(fd: int, name: str) -> bool:
     return True
 
 
-def listed_files(root: str, *, hidden: bool) -> list[str]:
-    """Every file a search of directory ``root`` sees, as absolute paths (unsorted)."""
-    if git_toplevel(root) is None:
-        return list(walk_files(root, hidden=hidden))
-    return list(listed_states(root, hidden=hidden))
+def listed_files(root: str, *, hidden: bool, most: int = MAX_LISTED) -> list[str] | None:
+    """Every file a search of directory ``root`` sees, as absolute paths (unsorted); None
+    when it holds :func:`too_many` (``most``) of them: none is taken, as no checkpoint is
+    (a checkout or a block naming millions of paths cannot take Vis's memory)."""
+    try:
+        listed = listed_states(root, hidden=hidden, most=most + 1)
+    except TooMany:
+        return None
+    return None if len(listed) > most else list(listed)

@@ -10,7 +10,7 @@ import struct
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,7 +22,13 @@ from vis_core.system.truncate import fit_output
 from vis_core.text_limits import Keep
 from vis_core.tools.context import FS_OPERATIONS, ToolContext
 from vis_core.tools.display import plural
-from vis_core.tools.ignore import git_toplevel, ignore_spec, listed_files, matches_itself
+from vis_core.tools.ignore import (
+    git_toplevel,
+    ignore_spec,
+    listed_files,
+    matches_itself,
+    too_many,
+)
 from vis_core.tools.textfiles import ToolText, shown, split_lines, strip_eol
 
 CASES = ("smart", "sensitive", "ignore")
@@ -276,10 +282,15 @@ def _rel(ctx: ToolContext, path: str) -> str:
 
 
 def count_python(
-    ctx: ToolContext, roots: list[Root], query: Query, matcher: Matcher
+    ctx: ToolContext,
+    roots: list[Root],
+    query: Query,
+    matcher: Matcher,
+    unlisted: list[str],
 ) -> dict[str, int]:
     """Matching lines per file, found in Python (the path used when ripgrep is missing); the
-    files are read beneath the workspace and the pattern runs in ``matcher``'s process."""
+    files are read beneath the workspace and the pattern runs in ``matcher``'s process. A
+    folder too big to list is not searched: ``unlisted`` gets its workspace-relative path."""
     globs = GlobFilter(query.include, query.exclude)
     counts: dict[str, int] = {}
     for root in roots:
@@ -288,6 +299,9 @@ def count_python(
         else:
             root_rel = _rel(ctx, str(root.path))
             listed = listed_files(str(root.path), hidden=query.hidden)
+            if listed is None:
+                unlisted.append(root_rel)
+                continue
             kept = matcher.keeps(globs, root_rel, [_rel(ctx, p) for p in listed])
             candidates = [p for p, keep in zip(listed, kept, strict=True) if keep]
         for path in candidates:
@@ -481,15 +495,18 @@ def render_page(
     context: int,
     limit: int,
     offset: int,
+    unlisted: Sequence[str] = (),
 ) -> ToolText:
     """The model's view: grouped per file under ``path @version``, bounded, with a paging note;
-    ``lines_of(path, data)`` gives the 0-based numbers of a file's matching lines."""
+    ``lines_of(path, data)`` gives the 0-based numbers of a file's matching lines. The folders
+    of ``unlisted`` were not searched: a note at the end says so."""
     ordered = sorted(counts, key=lambda p: _rel(ctx, p))
     total = sum(counts.values())
+    left_out = _unlisted_note(unlisted)
     if total == 0:
         where = ", ".join(repr(p) for p in ([paths] if isinstance(paths, str) else paths or ["."]))
         return ToolText(
-            f"No matches for {query.pattern!r} in {where}.",
+            f"No matches for {query.pattern!r} in {where}.{left_out}",
             matches=0,
             files=0,
             hits=(),
@@ -553,9 +570,21 @@ def render_page(
                 "search with paths=, include= or exclude=."
             )
     text = "\n\n".join(blocks) + "\n\n" + summary
-    out = fit_output(text, ctx.output_dir, keep=Keep.HEAD, label="grep")
+    out = fit_output(text, ctx.output_dir, keep=Keep.HEAD, label="grep") + left_out
     return ToolText(
         out, matches=len(hits), total=total, files=files, hits=tuple(hits), query=query.pattern
+    )
+
+
+def _unlisted_note(unlisted: Sequence[str]) -> str:
+    """The note that says which folders a search in Python left out, too big to list."""
+    if not unlisted:
+        return ""
+    one = len(unlisted) == 1
+    return (
+        f"\n\nNot searched: {', '.join(repr(rel) for rel in unlisted)}, which "
+        f"{'holds' if one else 'hold'} {too_many()}, more than grep lists to search "
+        f"without ripgrep; search folders inside {'it' if one else 'them'} with paths=."
     )
 
 
@@ -640,9 +669,19 @@ async def search(
             counts = _allowed(ctx, roots, counts)
         return counts
 
+    unlisted: list[str] = []  # folders too big for the Python search to list
+
     def render(counts: dict[str, int], lines_of: Callable[[str, bytes], list[int]]) -> ToolText:
         return render_page(
-            ctx, spec, counts, lines_of, paths=paths, context=context, limit=limit, offset=offset
+            ctx,
+            spec,
+            counts,
+            lines_of,
+            paths=paths,
+            context=context,
+            limit=limit,
+            offset=offset,
+            unlisted=unlisted,
         )
 
     if rg and found is not None:  # ripgrep numbers the lines of the page too
@@ -653,7 +692,7 @@ async def search(
             return await asyncio.to_thread(render, counts, lambda p, _: numbered.get(p, []))
 
     def work(matcher: Matcher) -> ToolText:
-        counts = allowed(found if found is not None else count_python(ctx, roots, spec, matcher))
-        return render(counts, lambda _, data: matcher.lines(data))
+        counts = found if found is not None else count_python(ctx, roots, spec, matcher, unlisted)
+        return render(allowed(counts), lambda _, data: matcher.lines(data))
 
     return await in_time(ctx, spec, work)

@@ -793,11 +793,12 @@ class MainScreen(Screen[None]):
     @work(group="files", exclusive=True, thread=True, exit_on_error=False)
     def _list_files(self) -> None:
         """The workspace's text files for ``@`` (as a search sees them: .gitignore applies;
-        binaries left out, their text cannot be sent)."""
+        binaries left out, their text cannot be sent); none in a folder too big to list."""
         from vis_core.frontend import listed_files
 
         root = str(self.files_root().resolve())
-        paths = [path for path in listed_files(root, hidden=False) if is_text_file(path)]
+        listed = listed_files(root, hidden=False) or []
+        paths = [path for path in listed if is_text_file(path)]
         files = sorted(os.path.relpath(path, root) for path in paths)
         self.app.call_from_thread(self._files_listed, files)
 

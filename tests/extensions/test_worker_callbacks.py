@@ -175,6 +175,22 @@ BUSY = "    while True:\n        pass\n"
 WAITS = "    import threading\n    threading.Event().wait()\n"
 
 
+async def _ended(pid: int) -> None:
+    """Until process ``pid`` (a child of this one) has ended: its pidfd reads then."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return  # ended and reaped already
+    loop = asyncio.get_running_loop()
+    done = loop.create_future()
+    loop.add_reader(fd, done.set_result, None)
+    try:
+        await done
+    finally:
+        loop.remove_reader(fd)
+        os.close(fd)
+
+
 @pytest.mark.parametrize(
     ("hang_env", "hang"), [([], BUSY), (["HANG_TOKEN"], WAITS)], ids=["one worker", "own worker"]
 )
@@ -186,7 +202,9 @@ async def test_a_callback_that_raises_or_hangs_fails_alone(
     hang: str,
 ) -> None:
     """Also when the hanging extension declares its own env: its worker is another process,
-    the batch spans two workers, and the others' outcomes do not wait on it."""
+    the batch spans two workers, and the others' outcomes do not wait on it. The hung call is
+    cancelled; as it ignores its cancel, its worker is killed after the grace and the next
+    request starts it again (without the cancel it stayed hung, and its extension with it)."""
     monkeypatch.setenv("HANG_TOKEN", "hang-value")
     _install("where", WHERE)
     _install(
@@ -208,27 +226,27 @@ async def test_a_callback_that_raises_or_hangs_fails_alone(
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
     try:
         session = await host.new_session()
-        host.registry.extension_workers[session.id].times.callback_timeout = 0.5
+        workers = host.registry.extension_workers[session.id]
+        workers.times.callback_timeout, workers.times.cancel_grace = 0.5, 0.2
         with caplog.at_level(logging.WARNING):
             system = (await session.next_request()).system
-        assert "### raises\nRaises." in system and "### hangs\nHangs." in system
-        assert "Prompt from pid" in system  # the others keep their prompt
-        assert "prompt callback of extension 'raises' failed" in caplog.text
-        assert "prompt broke" in caplog.text
-        assert "prompt callback of extension 'hangs' failed" in caplog.text
-        assert "did not answer within 0.5 s" in caplog.text
-        workers = host.registry.extension_workers[session.id]
-        pid = workers.worker_for("where").pid
-        assert (workers.worker_for("hangs").pid == pid) == (not hang_env)  # own env: own pid
-        caplog.clear()
-        with caplog.at_level(logging.WARNING):
-            again = (
-                await session.next_request()
-            ).system  # the hung one was interrupted: same worker
-        assert (
-            "Prompt from pid" in again
-            and host.registry.extension_workers[session.id].worker_for("where").pid == pid
-        )
+            assert "### raises\nRaises." in system and "### hangs\nHangs." in system
+            assert "Prompt from pid" in system  # the others keep their prompt
+            assert "prompt callback of extension 'raises' failed" in caplog.text
+            assert "prompt broke" in caplog.text
+            assert "prompt callback of extension 'hangs' failed" in caplog.text
+            assert "did not answer within 0.5 s" in caplog.text
+            pid, hung = workers.worker_for("where").pid, workers.worker_for("hangs").pid
+            assert pid is not None and hung is not None and (hung == pid) == (not hang_env)
+            await asyncio.wait_for(_ended(hung), 60)  # without the cancel: never
+            assert (
+                "did not stop the prompt callback of extension 'hangs' within 0.2 s of its "
+                "cancel; it is restarted" in caplog.text
+            )
+        again = (await session.next_request()).system
+        assert "Prompt from pid" in again and "### hangs\nHangs." in again
+        assert workers.worker_for("hangs").pid not in (None, hung)  # started again
+        assert (workers.worker_for("where").pid == pid) == bool(hang_env)  # its own: untouched
     finally:
         await host.close()
 

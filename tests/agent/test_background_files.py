@@ -282,3 +282,52 @@ async def test_what_a_command_writes_between_two_blocks_is_not_listed_as_the_sec
     assert first.files == () and second.files == ()
     assert events.index(first) < events.index(changed) < events.index(second)
     assert report.restored == ("a.txt",) and (workspace / "a.txt").read_text() == "good\n"
+
+
+async def test_a_write_as_the_next_turn_takes_its_checkpoint_is_that_turns(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A write between the listing of what a command changed, as the next turn begins, and
+    that turn's checkpoint was in neither scan: no row listed it and no /undo took it back.
+    The checkpoint now records the listing's scan: the write is the new turn's, listed with
+    its first block and undone with it."""
+    (workspace / "a.txt").write_text("good\n")
+    script = _script(
+        tmp_path,
+        [
+            {"code": STAYS},
+            {"text": "Started."},
+            {"code": "open('b.txt', 'w').write('mine')"},
+            {"text": "Wrote b."},
+        ],
+    )
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    events: list[Event] = []
+
+    def write_between_the_listing_and_the_checkpoint(event: Event) -> None:
+        if isinstance(event, TurnStarted) and event.position == 2:
+            (workspace / "go").touch()
+            for _ in range(3000):  # until the command wrote, holding the turn (it runs on)
+                if (workspace / "done").exists():
+                    break
+                time.sleep(0.01)
+        if isinstance(event, BackgroundFilesChanged) and event.turn_id:  # told, not taken
+            (workspace / "late.txt").write_text("late\n")
+        events.append(event)
+
+    try:
+        session = await host.new_session()
+        session.subscribe(write_between_the_listing_and_the_checkpoint)
+        await session.submit("start it")
+        await session.list_background_files()  # as turn 1 ended: before the test touches "go"
+        second = await session.submit("write b")
+        report = await undo(session)
+    finally:
+        await host.close()
+
+    (changed,) = [e for e in events if isinstance(e, BackgroundFilesChanged)]
+    assert changed.turn_id == second.turn_id and "late.txt" not in [c.path for c in changed.files]
+    blocks = [e for e in events if isinstance(e, BlockFinished)]
+    assert [c.path for c in blocks[1].files] == ["b.txt", "late.txt"]
+    assert report.turns == (2,) and report.removed == ("b.txt", "late.txt")
+    assert not (workspace / "late.txt").exists()

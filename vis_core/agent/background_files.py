@@ -26,6 +26,7 @@ from vis_core.text_limits import one_line
 if TYPE_CHECKING:
     from vis_core.agent.deps import FileWatch, ToolFiles, TurnCheckpoints
     from vis_core.model.block import FileChange
+    from vis_core.model.undo import Scan
 
 log = logging.getLogger(__name__)
 
@@ -71,16 +72,17 @@ class BackgroundFiles:
     def following(self) -> bool:
         return self._watch is not None
 
-    async def list(self, turn_id: str = "", *, end: bool = False) -> None:
+    async def list(self, turn_id: str = "", *, end: bool = False) -> Scan | None:
         """List what changed since the last listing, and tell it (``turn_id``: the turn about
-        to take its checkpoint, which ends the following). Between turns it goes on while a
-        command still runs, unless ``end``: the session closes, or ``/undo`` is about to put
-        files back (what they change after it is not listed: no turn's checkpoint holds
-        the files as /undo leaves them)."""
+        to take its checkpoint, which ends the following, from the scan this returns: what a
+        command writes after it is that turn's). Between turns it goes on while a command
+        still runs, unless ``end``: the session closes, or ``/undo`` is about to put files
+        back (what they change after it is not listed: no turn's checkpoint holds the files
+        as /undo leaves them)."""
         async with self._lock:
             watch = self._watch
             if watch is None:
-                return
+                return None
             files = await _finished(watch)
             running = self.commands.running_commands()
             ran = tuple(dict.fromkeys([*self._ran, *running]))
@@ -98,6 +100,7 @@ class BackgroundFiles:
                 log.warning("checkpoint of turn %s not checked: %s", watch.turn_id, exc)
             if files:
                 await self._tell(turn_id, undo_with, ran, files)
+            return watch.scan
 
     async def list_in_turn(
         self, watch: FileWatch, turn_id: str, position: int, ran: Sequence[str]

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
     from vis_core.model.block import FileChange
     from vis_core.model.draft import Draft, DraftReview
-    from vis_core.model.undo import Listed, UndoReport
+    from vis_core.model.undo import Listed, Scan, UndoReport
     from vis_core.tools.context import FileBuffers
 
 
@@ -60,6 +60,9 @@ class FileWatch(Protocol):
     def seen(self) -> Listed | None: ...  # the listing after a block
 
     @property
+    def scan(self) -> Scan | None: ...  # the scan of the last finish, if it listed the files
+
+    @property
     def note(self) -> str: ...  # what the block's result says of its listing ("": nothing)
 
     def start(self) -> None: ...  # before a block
@@ -72,7 +75,7 @@ class FileWatch(Protocol):
 class TurnCheckpoints(Protocol):
     """``/undo``: the workspace before each turn changed it (``tools.checkpoints``)."""
 
-    def take(self, turn_id: str, position: int) -> object: ...
+    def take(self, turn_id: str, position: int, scan: Scan | None = None) -> object: ...
 
     def drop_if_unchanged(
         self, turn_id: str, seen: Listed | None = None, *, keep: bool = False

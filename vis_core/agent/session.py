@@ -824,11 +824,12 @@ class AgentSession:
     async def checkpoint(self, turn_id: str) -> None:
         """Record the workspace before the turn's first block, tool call or command (what
         the session's commands changed since an earlier turn's last block is told first)."""
+        scan = None  # the background listing's, when it made one: no write falls between
         if self.background_files is not None and self.background_files.following:
-            await self.background_files.list(turn_id)
+            scan = await self.background_files.list(turn_id)
         if self.checkpoints is not None:
             try:
-                await asyncio.to_thread(self.checkpoints.take, turn_id, self.turn_count)
+                await asyncio.to_thread(self.checkpoints.take, turn_id, self.turn_count, scan)
             except FolderTooBig as exc:  # said once; its blocks' rows say it each time
                 if not self._told_too_big:
                     self._told_too_big = True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 # why /undo cannot put a file back: its checkpoint listed it but kept no copy
@@ -28,6 +29,17 @@ class Listed:
 
     files: dict[str, tuple[int, ...]]
     links: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Scan:
+    """One scan of the workspace as a checkpoint records it: each regular file's ``lstat``
+    and each link's target, by workspace-relative path, and the nested repositories it
+    listed (relative folders)."""
+
+    files: dict[str, os.stat_result]
+    links: dict[str, str]
+    repos: list[str]
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from vis_core.model.block import FileChange, FileChangeKind
-from vis_core.model.undo import NOT_KEPT, FolderTooBig, Listed
+from vis_core.model.undo import NOT_KEPT, FolderTooBig, Listed, Scan
 from vis_core.text_limits import printable
 from vis_core.tools.checkpoints import Checkpoint, Checkpoints, Listing, file_states, listed
 
@@ -71,6 +71,7 @@ class BlockChanges:
         self._left: Beneath | None = None  # the copy a block moved from: its files as they were
         self._taken: Checkpoint | None = None  # the turn's checkpoint, while its start holds
         self.seen: Listed | None = None  # the listing after the last block, if it finished
+        self.scan: Scan | None = None  # the scan of the last finish, if it listed the files
         self.note = ""  # what the last block's result says of its listing (UNLISTED …)
         self._missed = False  # a block since the last listing was not listed
         self._moved = False  # the workspace moved: the turn's checkpoint is not its start
@@ -115,11 +116,13 @@ class BlockChanges:
 
     def finish(self) -> tuple[FileChange, ...]:
         """After a block: what it changed since the previous one listed (or the turn's start)."""
+        self.scan = None
         if self._stats is None:
             return ()
         before, now = self._stats, self._listing(again=True)
         if now is None:
             return ()
+        self.scan = self.checkpoints.last_scan
         if self._missed:
             self.note, self._missed = LISTED_AGAIN, False
         links_before, links = self._links, dict(self.checkpoints.links)

@@ -42,7 +42,7 @@ from itertools import islice
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from vis_core.model.undo import FolderTooBig, Listed, NotListed, UndoReport
+from vis_core.model.undo import FolderTooBig, Listed, NotListed, Scan, UndoReport
 from vis_core.paths import private_dir, vis_folders, write_private
 from vis_core.system.git import Entries, GitFailed, TooMany, run_git
 from vis_core.tools.beneath import Beneath, Escape
@@ -306,6 +306,7 @@ class Checkpoints:
         self._looked = ""  # the turn the last checkpoint was taken (or tried) for
         self.links: dict[str, str] = {}  # the links the last scan found (path: target)
         self.repos: list[str] = []  # the nested repositories it listed (relative folders)
+        self.last_scan: Scan | None = None  # the last scan that listed the files, as it found them
         # those of the first listing here, before any block ran: only their git names a
         # file's bytes (a block could remove or rewrite the .git of one made since)
         self._repos_then: frozenset[str] | None = None
@@ -413,7 +414,9 @@ class Checkpoints:
         one is asked ``again`` (a turn's checkpoint, ``/undo``, a block of a turn that began
         under the limit): a folder too big to list costs a bounded listing per turn, not one
         per block, and is listed again once it may have shrunk. The links the same listing
-        saw are kept in :attr:`links`, with their targets."""
+        saw are kept in :attr:`links`, with their targets, and the whole scan in
+        :attr:`last_scan` (None while one is under way or was too big)."""
+        self.last_scan = None
         root, listed, nested = str(self.workspace), {}, []
         if not self._too_big or again:
             try:
@@ -445,6 +448,7 @@ class Checkpoints:
         links = [path for path, st in shown.items() if stat.S_ISLNK(st.st_mode)]
         self.links = {path[cut:]: target for path, target in link_targets(root, links).items()}
         files = {path[cut:]: st for path, st in shown.items() if stat.S_ISREG(st.st_mode)}
+        self.last_scan = Scan(files, self.links, self.repos)
         return files if turn is None else self._as_turn_lists(files, turn)
 
     def _as_turn_lists(
@@ -492,8 +496,10 @@ class Checkpoints:
 
     # -- taking -----------------------------------------------------------------------------
 
-    def take(self, turn_id: str, position: int) -> Checkpoint | None:
-        """Record the workspace before ``turn_id`` changes it (once per turn)."""
+    def take(self, turn_id: str, position: int, scan: Scan | None = None) -> Checkpoint | None:
+        """Record the workspace before ``turn_id`` changes it (once per turn), as ``scan``
+        found it (the listing of what a command changed in the background, just before:
+        a write between two scans was in neither), else as it is now."""
         last = self._newest()
         if last is not None and last.turn_id == turn_id:
             return None
@@ -501,7 +507,11 @@ class Checkpoints:
             for old in self._indices():
                 (self.folder / f"{old}.json").unlink(missing_ok=True)
         again, self._looked = self._looked != turn_id, turn_id
-        scanned = self.scan(again=again)  # once per turn past the limit
+        if scan is None:
+            self.scan(again=again)  # once per turn past the limit
+            scan = self.last_scan
+            assert scan is not None  # the scan raises when it lists nothing
+        scanned = scan.files
         before = last.files if last is not None else {}
         index = 1 if last is None else last.index + 1
         private_dir(self.blobs)
@@ -515,7 +525,7 @@ class Checkpoints:
                 files[rel] = [*state[:3], old[3], *state[3:]]  # its bytes as then
             else:
                 sizes[rel] = state[0]
-        vouching = [repo for repo in self.repos if repo in (self._repos_then or ())]
+        vouching = [repo for repo in scan.repos if repo in (self._repos_then or ())]
         held = git_held_files(self.workspace, sizes, vouching) if sizes else {}
         fresh = sorted(sizes.keys() - held.keys(), key=lambda rel: -scanned[rel].st_mtime_ns)
         kept = self._keep_newest(fresh, scanned)
@@ -529,7 +539,7 @@ class Checkpoints:
             state = file_states({rel: scanned[rel]})[rel]
             files[rel] = [*state[:3], digest, *state[3:]]
         changes = _changes(before, files) if last is not None else {}
-        links = dict(self.links) if self.records(self.links) else None  # as the scan saw them
+        links = dict(scan.links) if self.records(scan.links) else None  # as the scan saw them
         moved = None  # the links' changes, when both sides are known
         if last is not None and last.links is not None and links is not None:
             moved = _changes(last.links, links)

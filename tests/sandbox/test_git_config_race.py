@@ -19,14 +19,26 @@ from .hostile import BWRAP_PROBLEM, git, make_repo
 
 pytestmark = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=BWRAP_PROBLEM or "")
 
-TURNS = 12
+TURNS = 30  # each takes a checkpoint: git reads the swapped file once in each
 
+# the model's thread swaps the included file as fast as it can (a link and a rename, no
+# process to start each time, so it swaps under load too): between two reads of it by git
+# it has likely changed
 FLIP = """
+import os
+import threading
 open(".cfg-evil", "w").write('[filter "x"]\\n\\tclean = "sh -c \\'echo ran >> {marker}; cat\\'"\\n')
 open(".cfg-plain", "w").write("[core]\\n\\tquotepath = true\\n")
-left = await shell(
-    "while :; do cp .cfg-evil .t1 && mv .t1 .gitcfg; cp .cfg-plain .t2 && mv .t2 .gitcfg; done"
-)
+
+
+def flip():
+    while True:
+        for name in (".cfg-evil", ".cfg-plain"):
+            os.link(name, ".t")
+            os.replace(".t", ".gitcfg")
+
+
+threading.Thread(target=flip, daemon=True).start()
 print("flipping")
 """
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -251,3 +252,59 @@ def test_git_in_a_folder_that_is_gone_says_so_not_that_git_is_missing(tmp_path: 
     with pytest.raises(GitFailed) as failed:
         run_git(["status"], gone)
     assert str(failed.value) == f"git cannot run in {gone}: that folder is gone"
+
+
+def test_only_a_command_that_may_start_a_driver_lists_them_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every git command ran ``git config --list`` first, for the drivers to switch off: 102
+    of 213 git processes in one drafts test. One that reads no file of the working tree and
+    compares, merges and fetches nothing cannot start one, and now runs alone; one that may
+    (a ``cat-file`` asked to convert, a ``worktree add``, a diff) still lists them first, and
+    the filter the repository names does not run."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    make_repo(workspace)
+    marker = tmp_path / "ran.txt"
+    (workspace / "clean.sh").write_text(f"#!/bin/sh\necho ran >> {marker}\ncat\n")
+    (workspace / "clean.sh").chmod(0o755)
+    (workspace / ".gitattributes").write_text("* filter=x diff=x merge=x\n")
+    for key in ("filter.x.clean", "filter.x.smudge", "diff.x.textconv", "merge.x.driver"):
+        git(workspace, "config", key, str(workspace / "clean.sh"))
+    wrapper, log = tmp_path / "bin" / "git", tmp_path / "git.log"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec {shutil.which("git")} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}")
+    (workspace / "new.txt").write_text("new\n")  # staged: a command that writes the index
+    git(workspace, "-c", "filter.x.clean=cat", "add", "new.txt")  # (write-tree) writes it
+    old = time.time() - 10 * 365 * 86400  # every entry racily clean: compared through the filter
+    os.utime(workspace / ".git" / "index", (old, old))
+    head = git(workspace, "rev-parse", "HEAD").strip()
+    tree = git(workspace, "rev-parse", "HEAD^{tree}").strip()
+    steps = [  # the commands Vis runs without a listing, each as it runs them
+        (["symbolic-ref", "-q", "HEAD"], False),
+        (["--literal-pathspecs", "cat-file", "blob", "HEAD:notes.txt"], False),
+        (["cat-file", "--batch-check"], False),
+        (["worktree", "list", "--porcelain"], False),
+        (["worktree", "prune"], False),
+        (["check-ignore", "-v", "-z", "--stdin"], False),
+        (["commit-tree", tree, "-p", head, "-m", "probe"], False),
+        (["config", "user.email"], False),
+        (["for-each-ref"], False),
+        (["show-ref"], False),
+        (["ls-tree", "-r", "-z", "--full-tree", tree], False),
+        (["merge-base", head, head], False),
+        (["update-ref", "refs/heads/probe", head], False),
+        (["cat-file", "--filters", "HEAD:notes.txt"], True),
+        (["write-tree"], True),
+        (["worktree", "add", str(tmp_path / "tree")], True),
+        (["diff-files", "--name-only"], True),
+    ]
+    for args, listed in steps:
+        log.unlink(missing_ok=True)
+        feed = b"notes.txt\0" if "--stdin" in args else f"{head}\n".encode()
+        assert run_git(args, workspace, feed=feed).returncode in (0, 1), args
+        ran = log.read_text().splitlines()
+        assert len(ran) == 1 + listed and ("config --list" in ran[0]) == listed, (args, ran)
+    assert not marker.exists(), marker.read_text()

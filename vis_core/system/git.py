@@ -179,6 +179,51 @@ _VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--e
 
 # the commands that compare the working tree, and so look into submodules unless told not to
 _WORKTREE_DIFFS = frozenset({"diff", "diff-files", "diff-index", "status"})
+# Commands that neither read a file of the working tree nor write the index (writing it, git
+# compares each racily clean entry with its file through the clean filter: ``write-tree``),
+# compare contents, merge or fetch, so no filter, diff or merge driver nor credential helper
+# can start: they need no listing of the drivers to switch off (one git process fewer each;
+# ``worktree`` and ``cat-file`` only as :func:`_starts_no_driver` allows). Not ``rev-parse``:
+# it is how Vis asks whether it runs git in a folder at all (``git_toplevel``, a draft's
+# backend), and a repository naming a driver no ``-c`` can switch off stays one it runs no
+# git in (:func:`driver_overrides`).
+_NO_DRIVERS = frozenset(
+    {
+        "cat-file",
+        "check-ignore",
+        "commit-tree",
+        "config",
+        "for-each-ref",
+        "ls-tree",
+        "merge-base",
+        "show-ref",
+        "symbolic-ref",
+        "update-ref",
+        "worktree",
+    }
+)
+_CONVERTING = ("--filters", "--textconv", "--path")  # cat-file: blobs through the drivers
+
+
+def _command_at(args: Sequence[str]) -> int:
+    """Where git's command is in ``args`` (after git's own options; ``len(args)``: none)."""
+    index = 0
+    while index < len(args) and args[index].startswith("-"):
+        index += 2 if args[index] in _VALUED else 1
+    return index
+
+
+def _starts_no_driver(args: Sequence[str]) -> bool:
+    """Whether ``git args`` cannot start a driver, whatever the configuration names: a
+    command of :data:`_NO_DRIVERS`, a worktree only listed or pruned (``add`` checks files
+    out, ``remove`` compares them), a ``cat-file`` not asked to convert."""
+    index = _command_at(args)
+    command, rest = (args[index], args[index + 1 :]) if index < len(args) else ("", [])
+    if command == "worktree":
+        return bool(rest) and rest[0] in ("list", "prune")
+    if command == "cat-file":
+        return not any(arg.startswith(_CONVERTING) for arg in rest)
+    return command in _NO_DRIVERS
 
 
 def _guarded_command(args: Sequence[str]) -> list[str]:
@@ -187,9 +232,7 @@ def _guarded_command(args: Sequence[str]) -> list[str]:
     and would run ``git status`` in each submodule. A ``diff`` also gets ``--no-ext-diff``:
     ``diff.external`` is switched off as empty, which ``git diff`` would otherwise try to run
     (and fail: "external diff died"); other commands run one only when asked."""
-    index = 0
-    while index < len(args) and args[index].startswith("-"):
-        index += 2 if args[index] in _VALUED else 1
+    index = _command_at(args)
     if index == len(args) or args[index] not in _WORKTREE_DIFFS:
         return list(args)
     added = ["--ignore-submodules=all", *(["--no-ext-diff"] if args[index] == "diff" else [])]
@@ -209,7 +252,8 @@ def git_argv(
     argv = [git_program(cwd), "--no-pager"]
     for pair in NEUTRAL_CONFIG:
         argv += ["-c", pair]
-    argv += driver_overrides(cwd)
+    if not _starts_no_driver(args):
+        argv += driver_overrides(cwd)
     if jail_workspace is not None:
         argv += ["-C", str(cwd)]
     argv += _guarded_command(args)

@@ -8,6 +8,7 @@ import re
 import stat
 import subprocess
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from vis_core.system.programs import host_program
@@ -168,12 +169,8 @@ def _changed_at(folder: str) -> int | None:
 NO_MORE_USERNS = ("--disable-userns",)
 _SUPPORTED: list[str] = []  # what of NO_MORE_USERNS this bubblewrap took in the check
 _CHECKING = threading.Lock()
-
-
-def _run(argv: list[str]) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        argv, capture_output=True, timeout=PROBE_TIMEOUT, stdin=subprocess.DEVNULL, check=False
-    )
+_ANSWER: list[str | None] = []  # the check's answer, once taken
+_STARTED: list[Callable[[], str | None]] = []  # the check started, its answer not yet taken
 
 
 def isolation() -> tuple[str, ...]:
@@ -188,39 +185,46 @@ def jail_problem() -> str | None:
     process (bubblewrap missing, or the kernel refusing its namespaces); a second caller
     waits for the first one's answer."""
     with _CHECKING:
-        return _check()
+        if not _ANSWER:
+            _ANSWER.append((_STARTED.pop() if _STARTED else _start())())
+        return _ANSWER[0]
 
 
 def check_in_background() -> None:
-    """Start :func:`jail_problem` in a thread, once per process: it waits on bubblewrap
-    (~25 ms), which then overlaps the work that follows; callers wait for its answer."""
-    if _BACKGROUND:
-        return
-    thread = threading.Thread(target=jail_problem, name="vis-jail-check", daemon=True)
-    _BACKGROUND.append(thread)
-    thread.start()
+    """Start the check now, once per process: bubblewrap runs its jailed ``true`` (~5-25 ms)
+    beside the work that follows, and :func:`jail_problem` takes its answer. No thread waits
+    for it: one that walked /etc for the jail's masks beside the start's imports handed the
+    GIL back and forth with them at every file either read."""
+    with _CHECKING:
+        if not _ANSWER and not _STARTED:
+            _STARTED.append(_start())
 
 
-_BACKGROUND: list[threading.Thread] = []
-
-
-@functools.cache
-def _check() -> str | None:
+def _start() -> Callable[[], str | None]:
+    """Start the jailed ``true``; what it returns waits for it and gives the answer."""
     try:
         bwrap = find_bwrap()
     except JailUnavailable as exc:
-        return str(exc)
+        return functools.partial(str, exc)
     tail = [*system_binds(), "--proc", "/proc", "--dev", "/dev", "--", "true"]
     try:
-        done = _run([bwrap, *ISOLATION, *NO_MORE_USERNS, *tail])
-        if done.returncode == 0:
+        first = _probe([bwrap, *ISOLATION, *NO_MORE_USERNS, *tail])
+    except OSError as exc:
+        return functools.partial(_unrun, bwrap, exc)
+    return functools.partial(_answer, bwrap, tail, first)
+
+
+def _answer(bwrap: str, tail: list[str], first: subprocess.Popen[bytes]) -> str | None:
+    try:
+        code, err = _waited(first)
+        if code == 0:
             _SUPPORTED.extend(NO_MORE_USERNS)
         else:  # a bubblewrap before 0.8 has no --disable-userns
-            done = _run([bwrap, *ISOLATION, *tail])
+            code, err = _waited(_probe([bwrap, *ISOLATION, *tail]))
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"bubblewrap ({bwrap}) could not be run: {exc}"
-    if done.returncode != 0:
-        said = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
+        return _unrun(bwrap, exc)
+    if code != 0:
+        said = err.decode("utf-8", "replace").strip() or f"exit {code}"
         return (
             f"bubblewrap ({bwrap}) cannot create its namespaces here ({said}). Allow "
             "unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on "
@@ -228,6 +232,34 @@ def _check() -> str | None:
             "--privileged or a seccomp profile that allows them"
         )
     return None
+
+
+def _unrun(bwrap: str, exc: Exception) -> str:
+    return f"bubblewrap ({bwrap}) could not be run: {exc}"
+
+
+def _probe(argv: list[str]) -> subprocess.Popen[bytes]:
+    """``argv`` started from the thread that lasts as long as this process: bubblewrap's
+    ``--die-with-parent`` would kill it once the thread that started it ends."""
+    # here: the many modules that import this one for its constants need not load it
+    from vis_core.system.child_process import on_lasting_thread
+
+    return on_lasting_thread(
+        lambda: subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+    )
+
+
+def _waited(probe: subprocess.Popen[bytes]) -> tuple[int, bytes]:
+    """``probe``'s exit status and error output; killed after :data:`PROBE_TIMEOUT` s."""
+    try:
+        _, err = probe.communicate(timeout=PROBE_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        probe.kill()
+        probe.communicate()
+        raise
+    return probe.returncode, err
 
 
 def jail_works() -> bool:

@@ -311,8 +311,8 @@ def _main(argv: list[str] | None) -> int:
         from vis_core.extension.metadata import warm
         from vis_core.system.jail_check import check_in_background
 
-        warm()
         check_in_background()
+        warm()
     if args.command is not None:  # a command, not the app: text Vis did not write is escaped
         from vis_core.system.redaction import redact_log_text
         from vis_core.terminal import guard_output

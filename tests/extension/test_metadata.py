@@ -54,3 +54,35 @@ def test_globals_computed_in_the_background_are_the_ones_build_metadata_returns(
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == vis_core.__version__
+
+
+def test_the_background_thread_imports_nothing_beside_its_caller() -> None:
+    """``warm()`` imports what its thread runs (the git runner, in a checkout) before it
+    starts it: a thread importing beside ``vis run``'s own imports handed the GIL back and
+    forth with them at every file either read."""
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import importlib.abc, sys, threading\n"
+        "off_main = []\n"
+        "class Spy(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if threading.current_thread() is not threading.main_thread():\n"
+        "            off_main.append(name)\n"
+        "sys.meta_path.insert(0, Spy())\n"
+        "from vis_core.extension import metadata as m\n"
+        "assert m._checkout() is not None\n"  # the thread runs git: this suite is a checkout
+        "m.warm()\n"
+        "m.build_metadata()\n"
+        "print(off_main)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "VIS_SHA_RELEASE"}
+    # the first start here may read the installed distributions (then kept in VIS_HOME)
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -35,14 +35,18 @@ def _source_root() -> Path:
     return Path(vis_core.__file__).resolve().parent.parent
 
 
+def _checkout() -> Path | None:
+    """Vis's source checkout when the build commit is read from it with git: there is one,
+    and no ``VIS_SHA_RELEASE`` stamp names the commit."""
+    root = _source_root()
+    return root if not os.environ.get("VIS_SHA_RELEASE") and (root / ".git").exists() else None
+
+
 def _release_sha() -> str | None:
     """The build commit: ``VIS_SHA_RELEASE`` from the environment, else the source checkout."""
-    stamped = os.environ.get("VIS_SHA_RELEASE")
-    if stamped:
-        return stamped
-    root = _source_root()
-    if not (root / ".git").exists():
-        return None
+    root = _checkout()
+    if root is None:
+        return os.environ.get("VIS_SHA_RELEASE") or None
     # one git run: the commit (``# branch.oid``) and the changed tracked files, if any
     status = _git(root, "status", "--porcelain=v2", "--branch", "--untracked-files=no")
     if status is None:
@@ -75,10 +79,19 @@ _warming: list[threading.Thread] = []
 
 
 def warm() -> None:
-    """Start computing the build globals in the background: in a source checkout that runs
-    ``git`` once, which then overlaps the start's imports. :func:`build_metadata` waits."""
+    """Start computing the build globals in a thread: in a source checkout that runs ``git``
+    (its configuration, then its status), which then overlaps the start's other work;
+    :func:`build_metadata` waits. What the thread runs is imported here first: a thread that
+    imports beside the caller's imports hands the GIL back and forth with them at every file
+    either reads."""
     if _warming:
         return
+    from vis_core import installed  # noqa: F401
+
+    if _checkout() is not None:  # keeper: each git run's hold looks for the model's processes;
+        import queue  # noqa: F401 (the first git run may make the thread that starts children)
+
+        from vis_core.system import git, keeper  # noqa: F401
     thread = threading.Thread(target=_computed, name="vis-build-metadata", daemon=True)
     _warming.append(thread)
     thread.start()

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from vis_core.events import activity_from_dict
 from vis_core.model.activity import (
     ActivityCode,
     ActivityPresentation,
@@ -61,3 +63,15 @@ def make_record(
         handle_id="h1",
         form=2,
     )
+
+
+def session_activities(store: Store, session_id: str) -> list[ActivityRecord]:
+    """Every activity of a session (in a turn or not) in the order they started, as the
+    store's projection holds them."""
+    with store._db.read() as conn:
+        rows = conn.execute(
+            "SELECT e.data FROM activities AS a JOIN events AS e ON e.seq = a.seq "
+            "WHERE a.session_id = ? ORDER BY a.pos",
+            (session_id,),
+        ).fetchall()
+    return [activity_from_dict(json.loads(row[0])["activity"]) for row in rows]

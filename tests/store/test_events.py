@@ -32,7 +32,7 @@ from vis_core.model.turn import TurnStatus
 from vis_core.model.usage import Usage, UsagePurpose
 from vis_core.store import Store, StoreError
 
-from .conftest import make_record
+from .conftest import make_record, session_activities
 
 
 def test_a_whole_turn_is_logged_and_projected(store: Store) -> None:
@@ -96,7 +96,7 @@ def test_activities_are_upserted_by_id_and_keep_their_place(store: Store) -> Non
     assert records[0] == ended
     assert activity_to_dict(records[0]) == activity_to_dict(ended)
     assert records[1] == second
-    assert store.activities_page(sid).activities == tuple(records)
+    assert session_activities(store, sid) == records
 
 
 def _activity_rows(store: Store) -> list[tuple[object, ...]]:
@@ -149,29 +149,6 @@ def test_a_batch_projects_activities_as_its_events_one_by_one_would(
         ("a2", ActivityState.SUCCEEDED),
         ("a3", ActivityState.SUCCEEDED),
     ]
-
-
-def test_activities_page_walks_back_with_a_cursor(store: Store) -> None:
-    sid = store.create_session("/w", "/w").id
-    other = store.create_session("/w", "/w").id
-    ids = [f"a{n:03}" for n in range(120)]
-    store.append_many(
-        ActivityStarted(sid, activity=make_record(sid, "t", activity_id=i)) for i in ids
-    )
-    store.append(ActivityStarted(other, activity=make_record(other, "t", activity_id="x")))
-    seen: list[str] = []
-    before = None
-    pages = 0
-    while True:
-        page = store.activities_page(sid, before=before, limit=50)
-        seen[:0] = [r.id for r in page.activities]
-        pages += 1
-        if page.before is None:
-            break
-        before = page.before
-    assert pages == 3
-    assert seen == ids
-    assert [r.id for r in store.activities_page(sid, limit=50).activities] == ids[-50:]
 
 
 def test_usage_is_summed_per_turn_and_session_without_double_counting(store: Store) -> None:
@@ -277,7 +254,7 @@ def test_threads_share_one_store(store: Store) -> None:
                     ActivityStarted(sid, activity=make_record(sid, "t", activity_id=f"{n}-{i}"))
                 )
                 store.state_set(f"ext{n}", "count", i)
-                store.activities_page(sid, limit=5)
+                store.get_session(sid)
         except BaseException as exc:  # reported below
             errors.append(exc)
 

@@ -12,6 +12,8 @@ import pytest
 
 from vis_core.store import Store
 
+from .conftest import session_activities
+
 CHILD = Path(__file__).with_name("writer_child.py")
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,7 +79,7 @@ def test_two_processes_write_one_database_at_once(tmp_path: Path) -> None:
         assert child.returncode == 0, err
     with Store(db) as store:
         assert len(store.events(shared)) == 2 * 201
-        assert len(store.activities_page(shared, limit=500).activities) == 200
+        assert len(session_activities(store, shared)) == 200
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
@@ -102,5 +104,5 @@ def test_sigkill_mid_write_keeps_every_committed_event(db_path: Path) -> None:
         assert logged[: len(printed)] == printed
         # the projections committed with each event: one activity per ActivityStarted
         started = sum(1 for e in store.events(session_id) if e.type == "ActivityStarted")
-        assert len(store.activities_page(session_id, limit=10_000).activities) == started
+        assert len(session_activities(store, session_id)) == started
         assert store.append(store.events(session_id)[-1].event) > logged[-1]

@@ -12,7 +12,7 @@ from vis_core.model.activity import ActivityState
 from vis_core.store import Store
 from vis_core.store.schema import APPLICATION_ID, MIGRATIONS
 
-from .conftest import make_record
+from .conftest import make_record, session_activities
 
 
 def _schema_1_database(path: Path) -> tuple[str, list]:
@@ -61,7 +61,7 @@ def test_schema_1_activities_survive_the_migration(db_path: Path) -> None:
     sid, expected = _schema_1_database(db_path)
     with Store(db_path) as store:
         assert store.activities("t1") == expected
-        assert store.activities_page(sid).activities == tuple(expected)
+        assert session_activities(store, sid) == expected
         later = make_record(sid, "t1", activity_id="a2", state=ActivityState.FAILED)
         store.append(ActivityEnded(sid, activity=later))
         assert store.activities("t1") == [expected[0], later]
@@ -83,9 +83,9 @@ def test_an_activity_outside_a_turn_keeps_one_row(store: Store) -> None:
     store.append(ActivityStarted(sid, activity=make_record(sid, "t", activity_id="b")))
     ended = make_record(sid, None, activity_id="a", state=ActivityState.SUCCEEDED)
     store.append(ActivityEnded(sid, activity=ended))
-    page = store.activities_page(sid)
-    assert [record.id for record in page.activities] == ["a", "b"]
-    assert page.activities[0] == ended
+    activities = session_activities(store, sid)
+    assert [record.id for record in activities] == ["a", "b"]
+    assert activities[0] == ended
     assert [record.id for record in store.activities("t")] == ["b"]
 
 

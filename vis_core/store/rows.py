@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from vis_core.model.activity import ActivityRecord
 from vis_core.model.attachments import Audience
 from vis_core.model.sessions import SessionRow, TurnRow
 from vis_core.model.turn import TurnStatus
@@ -98,14 +97,6 @@ class IterationRow:
     arguments: dict[str, Any]
     started: float
     blocks: tuple[BlockRow, ...] = ()
-
-
-@dataclass(frozen=True)
-class ActivityPage:
-    """A page of activities, oldest first; ``before`` is the cursor of the next older page."""
-
-    activities: tuple[ActivityRecord, ...]
-    before: int | None
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ from vis_core.store.database import Database, StoreError
 from vis_core.store.rows import (
     SESSION_COLUMNS,
     TURN_COLUMNS,
-    ActivityPage,
     BlockRow,
     GroupRow,
     IterationRow,
@@ -409,26 +408,6 @@ class SessionsMixin:
                 (turn_id,),
             ).fetchall()
         return [activity_from_dict(json.loads(row[0])["activity"]) for row in rows]
-
-    def activities_page(
-        self, session_id: str, before: int | None = None, limit: int = 50
-    ) -> ActivityPage:
-        """Up to ``limit`` activities of a session started before the cursor ``before``.
-
-        Pass the returned ``before`` to read the next older page; it is ``None`` at the start.
-        """
-        bound = before if before is not None else 2**62
-        with self._db.read("read activities") as conn:
-            rows = conn.execute(
-                "SELECT a.pos, e.data FROM activities AS a JOIN events AS e ON e.seq = a.seq "
-                "WHERE a.session_id = ? AND a.pos < ? ORDER BY a.pos DESC LIMIT ?",
-                (session_id, bound, limit + 1),
-            ).fetchall()
-        more = len(rows) > limit
-        rows = rows[:limit]
-        rows.reverse()
-        records = tuple(activity_from_dict(json.loads(row[1])["activity"]) for row in rows)
-        return ActivityPage(records, rows[0][0] if more and rows else None)
 
 
 _KEPT_WITH = (  # what makes a session worth keeping, besides its title and its events

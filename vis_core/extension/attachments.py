@@ -8,7 +8,7 @@ import mimetypes
 import os
 import threading
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -283,7 +283,3 @@ def stored_bytes(found: Stored) -> bytes:
             f"the bytes of attachment {found.filename} v{found.version} are missing from "
             f"{found.path}"
         ) from None
-
-
-def without_bytes(found: Stored) -> dict[str, Any]:
-    return replace(found, data=None).descriptor()

@@ -397,7 +397,6 @@ def open_view(
     key: str | None,
     flush_ms: int,
     sink: LiveSink,
-    on_event: EventCallback | None = None,
 ) -> LiveView:
     """A view of the running call shown through ``sink`` (a runtime's way to a person)."""
     view = LiveView(
@@ -409,8 +408,6 @@ def open_view(
         sink=sink,
         context=current_call(),
     )
-    if on_event is not None:
-        view.on_event(on_event)
     sink.opened(view)
     return view
 

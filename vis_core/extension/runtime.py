@@ -203,12 +203,12 @@ class Runtime:
 
     def attachment_show(self, key: str, version: int | None) -> dict[str, Any]:
         """Show a stored image to the model with the running block's result."""
-        from vis_core.extension.attachments import MEMORY, check_shown, without_bytes
+        from vis_core.extension.attachments import MEMORY, check_shown
 
         found = self.attachment_find(key, version, "vis.show_attachment()")
         check_shown(found)
         MEMORY.show(found)
-        return without_bytes(found)
+        return found.descriptor()
 
     def call_tool(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Run the bound session's tool ``name`` as the model would (``VisToolError`` if it

@@ -277,7 +277,7 @@ class HostRuntime(StoreRuntime):
         return found
 
     def attachment_show(self, key: str, version: int | None) -> dict[str, Any]:
-        from vis_core.extension.attachments import check_shown, without_bytes
+        from vis_core.extension.attachments import check_shown
         from vis_core.extension_host import attachments
 
         bound = attachments.block_call("vis.show_attachment()")
@@ -291,7 +291,7 @@ class HostRuntime(StoreRuntime):
                 f"vis.show_attachment() found no open session {bound[1]!r} to show the image in"
             )
         agent.call_state.show(found.id)
-        return without_bytes(found)
+        return found.descriptor()
 
     # -- vis.tools ---------------------------------------------------------------------------------
     def call_tool(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -52,16 +52,14 @@ FORMATS = tuple(f.value for f in ExportFormat)
 _STATE_MARK = {"succeeded": "✓", "failed": "✗", "running": "…", "cancelled": "⊘"}
 
 
-def format_for_path(path: Path | str, default: ExportFormat = ExportFormat.MD) -> ExportFormat:
-    """The format a file name asks for by its suffix (``.htm(l)``, ``.json``, else ``default``)."""
+def format_for_path(path: Path | str) -> ExportFormat:
+    """The format a file name asks for by its suffix (``.htm(l)``, ``.json``, else Markdown)."""
     suffix = Path(path).suffix.lower().lstrip(".")
     if suffix in ("html", "htm"):
         return ExportFormat.HTML
     if suffix == "json":
         return ExportFormat.JSON
-    if suffix in ("md", "markdown"):
-        return ExportFormat.MD
-    return default
+    return ExportFormat.MD
 
 
 def default_file_name(session_id: str, fmt: ExportFormat) -> str:

@@ -40,24 +40,19 @@ def add_settings_parser(commands: Any) -> None:
     put.add_argument("--reset", action="store_true", help="remove the value saved at --scope")
 
 
-def _text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
 def _shown(
     settings: SettingsService, setting_id: str, session: str | None
 ) -> tuple[str, str, tuple[str, ...]]:
     """The value as text, the level that decided it, and each saved value that was ignored
     and why (as the Settings screen says them)."""
+    from vis_core.extension_host.environment import value_text
     from vis_core.settings.rows import NOT_SET, SAVED
 
     resolution = settings.resolve(setting_id, session)
     if resolution.setting.is_secret:
         shown = SAVED if settings.secret_saved(setting_id) else NOT_SET
     else:
-        shown = _text(resolution.value)
+        shown = value_text(resolution.value)
     return shown, resolution.source, resolution.ignored
 
 

@@ -152,12 +152,11 @@ def model_attach(files: ToolContext) -> Callable[..., dict[str, Any]]:
     return attach_for_model
 
 
-def attachment_tools(files: ToolContext | None = None) -> list[HostTool]:
+def attachment_tools(files: ToolContext) -> list[HostTool]:
     """The sandbox functions ``attach``, ``list_attachments``, ``get_attachment``,
     ``read_attachment`` and ``show_attachment`` as host tools (``attach`` reading paths
-    through ``files``, the session's tool context, when given)."""
+    through ``files``, the session's tool context)."""
     from vis_core.extension.attachments import (
-        attach,
         get_attachment,
         list_attachments,
         read_attachment,
@@ -166,9 +165,8 @@ def attachment_tools(files: ToolContext | None = None) -> list[HostTool]:
     from vis_core.model.activity import Activity, SymbolTag
     from vis_core.tools.registry import HostTool
 
-    attach_tool = attach if files is None else model_attach(files)
     return [
-        HostTool("attach", attach_tool, SymbolTag.MUTATION, Activity("Attach file")),
+        HostTool("attach", model_attach(files), SymbolTag.MUTATION, Activity("Attach file")),
         HostTool(
             "list_attachments",
             list_attachments,

@@ -41,7 +41,8 @@ def read_dotenv(path: Path, data: bytes | None | object = _READ) -> dict[str, st
     return {name: value for name, value in values.items() if value is not None}
 
 
-def _text(value: Any) -> str:
+def value_text(value: Any) -> str:
+    """A plain value as text: a bool as YAML and TOML write it (``true``), else ``str``."""
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
@@ -85,7 +86,7 @@ def read_environment_block(
                 f"{path}: environment entry {name!r} must be a NAME: value pair with a plain value"
             )
         if value is not None:
-            values[name] = _text(value)
+            values[name] = value_text(value)
     return values
 
 

@@ -72,9 +72,6 @@ def browser_command(
 def open_browser(url: str, roots: Iterable[Path]) -> bool:
     """Open ``url`` in the system browser (``$BROWSER``, else the desktop's opener); False
     when there is none or it could not start."""
-    if os.name == "nt":
-        os.startfile(url)  # type: ignore[attr-defined]
-        return True
     command = browser_command(url, roots)
     if command is None:
         return False

@@ -963,10 +963,8 @@ class AgentSession:
     async def close(self) -> None:
         self.cancel()
         if self._task is not None:
-            try:
+            with contextlib.suppress(BaseException):  # closing: the turn already reported its end
                 await self._task
-            except BaseException:  # closing: the turn already reported its end
-                pass
         await self.invoker.settle()  # the ends of quick calls still being recorded
         if self.background_files is not None and self.background_files.following:
             assert self.tool_context is not None

@@ -196,10 +196,8 @@ def _progress(headline: str, summary: str) -> Callable[[float, float | None, str
             return
         amount = f"{value:g}/{total:g}" if total else f"{value:g}"
         text = f"progress {amount}" + (f": {message}" if message else "")
-        try:
+        with contextlib.suppress(Exception):  # progress is decoration; the call goes on
             publish(ActivityPresentation(headline, summary, outcome=_short(text, 100)))
-        except Exception:  # progress is decoration; the call goes on
-            pass
 
     return report
 

@@ -86,10 +86,7 @@ class HostRule:
 def parse_allowed_hosts(text: str) -> tuple[HostRule, ...]:
     """The rules of an ``network_allowed_hosts`` value (entries separated by commas or
     spaces); a ``ValueError`` names an entry that is not a host."""
-    rules = []
-    for entry in text.replace(",", " ").split():
-        rules.append(_rule(entry))
-    return tuple(rules)
+    return tuple(_rule(entry) for entry in text.replace(",", " ").split())
 
 
 def _rule(entry: str) -> HostRule:

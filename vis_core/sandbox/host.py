@@ -949,10 +949,8 @@ class Sandbox:
     def write_now(self, line: bytes) -> None:
         stdin = self._stdin
         if self._proc is not None and stdin is not None:
-            try:
-                stdin.write(line)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the exit handler reports the death
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                stdin.write(line)  # a dead child: the exit handler reports its death
 
     async def _wait_exit(self, proc: ChildProcess) -> None:
         self._on_exit(proc, await proc.wait())

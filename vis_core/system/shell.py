@@ -333,10 +333,8 @@ class ShellHandle(HostHandle):
         if self.running:
             self.stopped = True
         self._child.terminate()
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._child.wait(), max(0.0, grace))
-        except TimeoutError:
-            pass
         self._child.kill()
         await self._child.wait()
         await self._settle()

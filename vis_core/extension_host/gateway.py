@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from vis_core.extension.acting import loading_extension
 from vis_core.extension.context import CallContext, current_call
@@ -14,9 +14,6 @@ from vis_core.extension.place import require_trusted
 from vis_core.extension_host.activity_bounds import bounded_presentation
 from vis_core.model.activity import ActivityPresentation, SymbolTag
 from vis_core.text_limits import one_line
-
-if TYPE_CHECKING:
-    pass
 
 
 def require_change(what: str) -> CallContext:

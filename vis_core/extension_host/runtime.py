@@ -204,9 +204,12 @@ class HostRuntime(StoreRuntime):
         return Sessions(self.host)
 
     def bound_session(self) -> Any:
-        from vis_core.extension_host import sessions_api
+        from vis_core.extension_host.sessions_api import Session
 
-        return sessions_api.bound_session(self.host)
+        call = current_call()
+        if call is None or call.session_id is None:
+            return super().bound_session()  # no bound session: Runtime says so
+        return Session(self.host, call.session_id, call.owner)
 
     def council(self) -> Any:
         from vis_core.extension.place import require_trusted

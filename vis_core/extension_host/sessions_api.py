@@ -20,6 +20,7 @@ from vis_core.extension_host.gateway import (
     require_change,
     shown_change,
 )
+from vis_core.extension_host.session_changes import check_change
 from vis_core.store.session_data import ORIGIN_STATE, resolve_any, search_rows, session_data
 from vis_core.store.stored_session import SNAPSHOT_FORMAT, snapshot
 from vis_core.tools.display import plural
@@ -172,25 +173,13 @@ class Session:
         return self.read()["transcript"]["turns"]
 
     def _check_drive(self, what: str) -> None:
-        call = current_call()
-        if call is None:  # a thread of the extension: only its own sessions
-            if self._owner is None or self.origin != self._owner:
-                raise GatewayError(
-                    GatewayCode.FORBIDDEN_ROUTE,
-                    f"{what} from a thread of your extension works only in sessions that your "
-                    "extension created; use a callback",
-                )
-            return
-        if call.session_id is None:
+        if current_call() is not None:  # a callback: the rules of every change
+            check_change(self, what)
+        elif self._owner is None or self.origin != self._owner:  # a thread: its own sessions
             raise GatewayError(
-                GatewayCode.SESSION_NOT_BOUND,
-                f"{what} changes something, but no session called your extension",
-            )
-        if self.id != call.session_id and self.origin != call.owner:
-            raise GatewayError(
-                GatewayCode.FORBIDDEN_SESSION,
-                f"session {self.id} belongs to another extension or to a person; {what} can "
-                "change only the bound session and sessions that your extension created",
+                GatewayCode.FORBIDDEN_ROUTE,
+                f"{what} from a thread of your extension works only in sessions that your "
+                "extension created; use a callback",
             )
 
     async def send(self, request: str) -> Turn:
@@ -420,14 +409,3 @@ def _model(
     if chosen.provider is None:
         raise ValueError(f"vis.sessions.create(): cannot use {chosen.label}: {chosen.problem}")
     return chosen
-
-
-def bound_session(host: HostPort) -> Session:
-    """``vis.session``: the :class:`Session` of the session that called your extension."""
-    call = current_call()
-    if call is None or call.session_id is None:
-        raise RuntimeError(
-            "vis.session is the session that called your extension, and no session did; "
-            "use it inside a tool call or command of a session"
-        )
-    return _handle(host, call.session_id)

@@ -7,6 +7,7 @@ from typing import Any
 
 from vis_core.extension.context import CallContext, current_call
 from vis_core.extension.errors import VisToolError
+from vis_core.extension.runtime import OUTSIDE
 from vis_core.extension.tools_proxy import with_attributes
 
 
@@ -42,11 +43,8 @@ async def call_tool(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     JSON-compatible arguments, on the host's loop; its result shaped as the model sees it."""
     call = current_call()
     invoker = None if call is None else call.activities
-    if call is None or invoker is None:
-        raise RuntimeError(
-            f"vis.tools.{name} works only while a Vis session runs your extension; outside a "
-            "session (for example in unit tests), import and call the other package directly"
-        )
+    if call is None or invoker is None:  # no session: the runtime outside Vis says so
+        return OUTSIDE.call_tool(name, args, kwargs)
     registry = invoker.registry()
     tool = registry.get(name)
     if tool is None:

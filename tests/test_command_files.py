@@ -137,3 +137,22 @@ async def test_claude_command_files_wait_for_trust(tmp_path: Path, vis_home: Pat
     finally:
         await host.close()
     assert "deploy" not in names
+
+
+async def test_a_command_file_whose_front_matter_nests_too_deeply_is_named_not_fatal(
+    tmp_path: Path, vis_home: Path
+) -> None:
+    project = tmp_path / "project"
+    (project / ".vis" / "commands").mkdir(parents=True)
+    deep = "[" * 5000 + "]" * 5000  # a checkout's header: the YAML parser recurses per level
+    (project / ".vis" / "commands" / "deep.md").write_text(f"---\ndescription: {deep}\n---\nGo.\n")
+    (project / ".vis" / "commands" / "fine.md").write_text("Fine.\n")
+    TrustStore(VisPaths.from_env()).trust(project)
+    host = await Host.open(HostOptions(workspace=project, provider="scripted"))
+    try:
+        names = {info.name for info in host.commands.all()}
+        notes = host.startup_notes()
+    finally:
+        await host.close()
+    assert "fine" in names and "deep" not in names
+    assert any("deep.md: its front matter nests too deeply to read" in note for note in notes)

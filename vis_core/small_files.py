@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from collections.abc import Sequence
 from pathlib import Path
@@ -58,6 +59,29 @@ def read_within(path: Path, limit: int, within: Path | None, hidden: Sequence[Pa
             return handle.read(limit)
     finally:
         os.close(fd)
+
+
+# the ``---`` header of a Markdown file (skills, command files, extension guides)
+FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.DOTALL)
+
+
+def front_matter(text: str) -> tuple[dict[str, Any], str, str | None]:
+    """The YAML front matter of a Markdown file (``{}`` without one, or when it is not a
+    mapping), the text after it, and why the header could not be read (None when it could):
+    a checkout's header nested thousands deep is a problem said, never a ``RecursionError``."""
+    match = FRONT_MATTER.match(text)
+    if match is None:
+        return {}, text, None
+    import yaml  # with the first file that has front matter, not with every start
+
+    body = text[match.end() :]
+    try:
+        data = yaml.safe_load(match.group(1))
+    except yaml.YAMLError as exc:
+        return {}, body, f"its front matter is not YAML ({exc})"
+    except RecursionError:
+        return {}, body, "its front matter nests too deeply to read"
+    return (data if isinstance(data, dict) else {}), body, None
 
 
 def small_text(path: Path, limit: int) -> str | None:

@@ -105,3 +105,18 @@ async def test_an_untrusted_project_offers_only_the_personal_skills(
     system = (await _requests(project, script))[0].system
     assert "- `release`:" in system
     assert "`pdf`" not in system and "`lint-fix`" not in system and "`deploy`" not in system
+
+
+async def test_a_skill_whose_front_matter_nests_too_deeply_is_read_without_it(
+    tmp_path: Path, vis_home: Path
+) -> None:
+    project = _setup(tmp_path, vis_home)
+    deep = vis_home / "skills" / "deep"
+    deep.mkdir()
+    nested = "[" * 5000 + "]" * 5000  # the YAML parser recurses per level
+    (deep / "SKILL.md").write_text(f"---\nname: {nested}\n---\n# Deep\n\nGo deep.\n")
+    script = tmp_path / "s.yaml"
+    script.write_text(yaml.safe_dump([{"text": "done"}]))
+    system = (await _requests(project, script))[0].system
+    assert "- `deep`: Deep" in system  # its folder's name and its title, as without a header
+    assert "- `release`:" in system

@@ -23,12 +23,11 @@ from enum import StrEnum
 from pathlib import Path
 
 from vis_core.paths import vis_folders
-from vis_core.small_files import read_within
+from vis_core.small_files import front_matter, read_within
 
 log = logging.getLogger(__name__)
 
 MAX_COMMAND_BYTES = 64 * 1024
-_FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.DOTALL)
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _PLACEHOLDER = re.compile(r"\$(ARGUMENTS|[1-9])")
 
@@ -91,17 +90,9 @@ def read_command_file(
         text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return None, f"command file {where} was not read: {exc}"
-    front: dict[str, object] = {}
-    match = _FRONT.match(text)
-    if match:
-        import yaml  # with the first file that has front matter, not with every start
-
-        try:
-            data = yaml.safe_load(match.group(1))
-        except yaml.YAMLError as exc:
-            return None, f"command file {where}: its front matter is not YAML ({exc})"
-        front = data if isinstance(data, dict) else {}
-        text = text[match.end() :]
+    front, text, problem = front_matter(text)
+    if problem is not None:
+        return None, f"command file {where}: {problem}"
     body = text.strip()
     if not body:
         return None, f"command file {where} was not loaded: it has no request after its header"

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.model.extensions import GuideKind
+from vis_core.small_files import FRONT_MATTER
 from vis_core.tools.discovery import Guide
 
 log = logging.getLogger(__name__)
@@ -26,7 +27,6 @@ log = logging.getLogger(__name__)
 GUIDE_FOLDERS = (("guides", GuideKind.GUIDE), ("skills", GuideKind.SKILL))
 MAX_GUIDE_BYTES = 256 * 1024
 _TITLE = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
-_FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.DOTALL)
 
 
 def _files(folder: Path, kind: GuideKind) -> list[tuple[str, Path]]:
@@ -45,7 +45,7 @@ def _files(folder: Path, kind: GuideKind) -> list[tuple[str, Path]]:
 def parse_guide(name: str, text: str, kind: GuideKind = GuideKind.GUIDE) -> Guide:
     """A :class:`Guide` from Markdown: front matter dropped, title from the first ``#``."""
     description = ""
-    front = _FRONT.match(text)
+    front = FRONT_MATTER.match(text)
     if front:
         for line in front.group(1).splitlines():
             key, _, value = line.partition(":")

@@ -23,7 +23,7 @@ from pathlib import Path
 from vis_core.extension_host.guides import MAX_GUIDE_BYTES, parse_guide
 from vis_core.model.extensions import GuideKind
 from vis_core.paths import vis_folders
-from vis_core.small_files import read_within
+from vis_core.small_files import front_matter, read_within
 from vis_core.tools.discovery import Guide
 
 log = logging.getLogger(__name__)
@@ -33,7 +33,6 @@ SKILL_FILE = "SKILL.md"
 MAX_FILES_NAMED = 20
 MAX_FILES_SEEN = 500
 MAX_DESCRIPTION = 200  # characters of the one line the system prompt shows
-_FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.DOTALL)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
@@ -61,19 +60,6 @@ class Skill:
         return f"- `{self.name}`: {first}" if first else f"- `{self.name}`"
 
 
-def _front_matter(text: str) -> dict[str, object]:
-    match = _FRONT.match(text)
-    if not match:
-        return {}
-    import yaml  # with the first skill file, not with every start
-
-    try:
-        data = yaml.safe_load(match.group(1))
-    except yaml.YAMLError:
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def read_skill(folder: Path, source: SkillSource, within: Path | None = None) -> Skill | None:
     """The skill in ``folder`` (None, logged, when its SKILL.md is missing or unreadable);
     ``within`` (a project's skills): SKILL.md must lie in that folder and outside Vis's own
@@ -91,9 +77,7 @@ def read_skill(folder: Path, source: SkillSource, within: Path | None = None) ->
     except (OSError, UnicodeDecodeError) as exc:
         log.warning("skill %s not read: %s", path, exc)
         return None
-    front = _front_matter(text)
-    match = _FRONT.match(text)
-    body = text[match.end() :] if match else text
+    front, body, _ = front_matter(text)  # an unreadable header counts as none
     name = str(front.get("name") or folder.name).strip()
     if not _NAME.match(name):
         log.warning("skill %s: name %r is not a skill name; the folder's is used", path, name)

@@ -38,11 +38,6 @@ class SessionCallState:
                 self._awaited.subtract(names)
                 self._awaited = +self._awaited
 
-    def awaited_by(self) -> frozenset[str]:
-        """The extensions whose calls wait on this session's turn (through ``vis.run``)."""
-        with self._lock:
-            return frozenset(name for name, n in self._awaited.items() if n > 0)
-
     def refuse_waiting(self, owner: str, name: str) -> None:
         """Refuse a call of tool ``name`` of ``owner`` while ``owner`` waits on this session's
         turn; raise ``RuntimeError`` saying why."""

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from vis_core.extension.context import current_call
 from vis_core.extension.place import require_trusted
+from vis_core.extension_host import session_changes
 from vis_core.extension_host.gateway import (
     GatewayCode,
     GatewayError,
     require_change,
     shown_change,
 )
-from vis_core.extension_host.session_changes import check_change
 from vis_core.store.session_data import ORIGIN_STATE, resolve_any, search_rows, session_data
 from vis_core.store.stored_session import SNAPSHOT_FORMAT, snapshot
 from vis_core.tools.display import plural
@@ -174,7 +174,7 @@ class Session:
 
     def _check_drive(self, what: str) -> None:
         if current_call() is not None:  # a callback: the rules of every change
-            check_change(self, what)
+            session_changes.check_change(self, what)
         elif self._owner is None or self.origin != self._owner:  # a thread: its own sessions
             raise GatewayError(
                 GatewayCode.FORBIDDEN_ROUTE,
@@ -209,25 +209,19 @@ class Session:
         turn began (a ``/compact``'s fold, a draft left), with new ids; ``forked_from``
         records the source, and your extension is its origin. Folds made by then are copied
         too. The sandbox's variables are not: the fork's sandbox starts empty."""
-        from vis_core.extension_host.session_changes import fork
-
-        return await fork(self, turn)
+        return await session_changes.fork(self, turn)
 
     async def set_model(self, model: str) -> None:
         """Use ``provider/model`` in this session from its next request (saved as the
         session's ``model`` setting, so reopening keeps it). A model Vis cannot use (unknown
         provider, missing key) raises ValueError and changes nothing."""
-        from vis_core.extension_host.session_changes import set_model
-
-        await set_model(self, model)
+        await session_changes.set_model(self, model)
 
     async def publish(self, text: str, kind: str = "info") -> None:
         """Post ``text`` into this session for the person following it (a notification of
         ``kind`` info, success, warn or error, saved with the session). The model does not
         read it."""
-        from vis_core.extension_host.session_changes import publish
-
-        await publish(self, text, kind)
+        await session_changes.publish(self, text, kind)
 
 
 async def _agent(host: HostPort, session_id: str) -> OpenSession:
@@ -256,9 +250,7 @@ class Sessions:
         (``provider/model``), ``provider``, ``model``, ``input_limit`` (None when unknown),
         ``auto_compress_above``, ``input_price``, ``output_price``, ``cache_read_price``,
         ``cache_write_price`` and ``current`` (the bound session's model)."""
-        from vis_core.extension_host.session_changes import models
-
-        return models(self._host)
+        return session_changes.models(self._host)
 
     def list(self, search: str | None = None) -> list[dict[str, Any]]:
         """The sessions of the first page, newest first, or the ranked matches of ``search``."""

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from vis_core.model.channel import Channel
-from vis_core.model.sessions import SessionRow
+from vis_core.model.sessions import SessionRow, snippet_parts
 from vis_core.system.programs import host_program
 from vis_core.terminal import terminal_text
 
@@ -114,7 +114,6 @@ def _when(row: SessionRow) -> str:
 
 
 def list_sessions(workspace: Path, query: str | None) -> int:
-    from vis_core.model.sessions import snippet_parts
     from vis_core.paths import VisPaths
     from vis_core.store import Store
 

@@ -18,7 +18,7 @@ from vis_core.providers.factory import (
     default_kind,
 )
 from vis_core.providers.models import KNOWN_MODELS
-from vis_core.system.redaction import short_secret_problem
+from vis_core.system.redaction import hide_credentials, short_secret_problem
 from vis_core.welcome import KEY_PREFIX
 
 if TYPE_CHECKING:
@@ -149,7 +149,6 @@ async def ask_servers(deps: CommandDeps, only: str | None = None) -> dict[str, s
     ``/v1/models``, a few seconds at most) and remember them for ``model_entries``.
     Returns why a server could not say, by provider name."""
     from vis_core.providers.server_limits import served_models
-    from vis_core.system.redaction import hide_credentials
 
     servers = {n: s for n, s in own_servers(deps).items() if only is None or n == only}
     if not servers:

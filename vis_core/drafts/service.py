@@ -20,7 +20,7 @@ from vis_core.drafts.errors import DraftChanged, DraftError
 from vis_core.drafts.hooks import NO_HOOKS, DraftHooks, DraftOp
 from vis_core.model.draft import Draft, DraftBackend, DraftReview
 from vis_core.model.lines import on_one_line
-from vis_core.paths import private_dir
+from vis_core.paths import VisPaths, private_dir
 from vis_core.store import Store
 from vis_core.tools.beneath import Escape
 
@@ -362,8 +362,6 @@ class Drafts:
         return self.folder / draft.id / MANIFEST
 
     def _skip(self) -> tuple[Path, ...]:
-        from vis_core.paths import VisPaths
-
         paths = VisPaths.from_env()
         return (self.data_dir, paths.config_dir, paths.log_dir)
 

@@ -24,7 +24,7 @@ from vis_core.extension.live_nodes import (
     to_plain,
 )
 from vis_core.extension.live_updates import LiveOp, LiveUpdate, apply, change, find
-from vis_core.extension.runtime import Runtime, RuntimeOverride, current_runtime
+from vis_core.extension.runtime import Runtime, RuntimeOverride, current_runtime, install
 
 EventCallback = Callable[["LiveEvent"], Any]
 
@@ -457,14 +457,10 @@ class LiveRecorder:
         self._replaced: list[Runtime | None] = []  # what each ``with`` replaced
 
     def __enter__(self) -> LiveRecorder:
-        from vis_core.extension.runtime import install
-
         self._replaced.append(install(_Recording(self)))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        from vis_core.extension.runtime import install
-
         install(self._replaced.pop())
 
     @property

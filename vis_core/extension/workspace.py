@@ -49,7 +49,6 @@ def hardened_git(args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProces
     :func:`~vis_core.system.git.run_git`, jailed when the session's jail is on. Raises
     :class:`PermissionError` when the jail setting cannot be read (fail closed)."""
     from vis_core.extension.fs import jail_enabled
-    from vis_core.extension.roots import project_root
     from vis_core.system.git import run_git
 
     if not jail_enabled():

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vis_core.extension.attachments import Stored, kind_of
+from vis_core.extension.attachments import Stored, attach, kind_of
 from vis_core.extension.context import CallContext, current_call
 from vis_core.extension_host.gateway import shown_change
 from vis_core.model.conversation import ImagePart
@@ -131,7 +131,6 @@ def load_shown_image(store: Any, session_id: str, attachment_id: str) -> ImagePa
 def model_attach(files: ToolContext) -> Callable[..., dict[str, Any]]:
     """The model's ``attach``: a path is read like ``cat`` reads it (the jail's roots, Vis's
     own folders hidden, the ``fs_access`` op hooks, never through a link leading out)."""
-    from vis_core.extension.attachments import attach
 
     @functools.wraps(attach)  # attach's signature and doc: what the model is shown
     def attach_for_model(

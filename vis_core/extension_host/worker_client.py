@@ -770,7 +770,6 @@ def _from_worker(value: Any) -> Any:
 def _waiting() -> frozenset[str]:
     """The extensions whose running calls wait on the current one: a callback of theirs runs
     inside that call (it holds their lock in the worker), as an op hook does."""
-    from vis_core.extension.context import current_call
     from vis_core.extension_host.tool_calls import waiting_owners
 
     current = current_call()

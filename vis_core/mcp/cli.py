@@ -285,8 +285,6 @@ def _source(server: ServerConfig) -> str:
 
 def overridden_lines(manager: McpManager) -> list[str]:
     """One line per server an extension adds that a file entry of the same name overrides."""
-    from vis_core.mcp.config import Source
-
     lines = []
     for server in manager.config.overridden:
         if server.source is not Source.EXTENSION:

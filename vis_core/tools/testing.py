@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vis_core.model.activity import Verdict
-from vis_core.paths import private_dir
+from vis_core.paths import find_project_root, private_dir, project_trusted
 from vis_core.small_files import small_bytes, small_text
 from vis_core.system.jail_paths import hidden_path_entries
 from vis_core.tools.context import ToolContext
@@ -99,8 +99,6 @@ MAX_PROJECT_FILE_BYTES = 1 << 20
 def _python_setting(workspace: Path) -> str | None:
     """``python.environment`` of the project's ``vis.yml`` (``project`` or ``shared``), once
     the person trusts the project (a value a project file sets waits for trust)."""
-    from vis_core.paths import find_project_root, project_trusted
-
     root = find_project_root(workspace)
     if not project_trusted(root):
         return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -12,12 +13,12 @@ import pytest
 from vis_core.tools.checkpoints import git_blob_id, git_held_files
 from vis_core.tools.ignore import (
     git_toplevel,
-    ignore_spec,
     listed_files,
-    matches_itself,
     no_repository_above,
     walk_files,
 )
+from vis_core.tools.regex_worker import matches_itself
+from vis_core.tools.search import GlobFilter
 
 TREE = {
     ".gitignore": "*.log\n!keep.log\n/top.txt\nbuild/\ndocs/**/draft*\n\\#hash.txt\nspace\\ \n",
@@ -57,7 +58,8 @@ def test_walk_outside_git_sees_what_git_would_list(tmp_path: Path) -> None:
 
 
 def test_a_glob_filter_selects_the_path_itself_not_what_is_under_a_folder() -> None:
-    spec = ignore_spec("foo\nsrc/\n*.py")
+    wire = GlobFilter(("foo", "src/", "*.py"), ()).wire()["include"]  # what the worker gets
+    spec = [(include, re.compile(pattern, flags)) for include, pattern, flags in wire]
     assert matches_itself(spec, "a/foo", False) and not matches_itself(spec, "foo/bar.txt", False)
     assert matches_itself(spec, "src", True) and not matches_itself(spec, "src", False)
     assert not matches_itself(spec, "src/a.txt", False) and matches_itself(spec, "src/a.py", False)

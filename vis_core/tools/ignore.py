@@ -17,10 +17,6 @@ if TYPE_CHECKING:  # pathspec loads when a .gitignore or a glob is first matched
 from vis_core.system.git import Entries, GitFailed, TooMany, run_git
 from vis_core.tools.beneath import Beneath, read_child
 
-# pathspec marks the part of a gitignore match that comes from an ancestor folder ("foo"
-# matching "foo/bar.py") with this regex group; a glob filter on files must not count it.
-_ANCESTOR_GROUP = "ps_d"
-
 
 def ignore_spec(text: str) -> GitIgnoreSpec:
     """The rules of one .gitignore file (or one glob per line), with Git's matching rules;
@@ -81,24 +77,6 @@ def without_backtracking(regex: str) -> str:
             out.append(regex[at:end])
         at = end
     return "".join(out)
-
-
-def matches_itself(spec: GitIgnoreSpec, rel: str, is_dir: bool) -> bool:
-    """Whether a rule of ``spec`` selects ``rel`` itself, not only a folder above it."""
-    from pathspec import RegexPattern
-
-    path = rel + "/" if is_dir else rel
-    verdict = False
-    for pattern in spec.patterns:
-        if pattern.include is None or not isinstance(pattern, RegexPattern):
-            continue
-        found = pattern.regex.match(path) if pattern.regex is not None else None
-        if found is None:
-            continue
-        through = found.groupdict().get(_ANCESTOR_GROUP) and found.end(_ANCESTOR_GROUP)
-        if not through or through == len(path):
-            verdict = bool(pattern.include)
-    return verdict
 
 
 @lru_cache(maxsize=4096)

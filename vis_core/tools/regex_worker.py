@@ -35,7 +35,9 @@ def matching_lines(rx: re.Pattern[str], text: str) -> list[int]:
 
 
 Rules = list[tuple[bool, re.Pattern[str]]]
-ANCESTOR_GROUP = "ps_d"  # pathspec's group for the part matched by an ancestor folder
+# pathspec marks the part of a gitignore match that comes from an ancestor folder ("foo"
+# matching "foo/bar.py") with this regex group; a glob filter on files must not count it.
+ANCESTOR_GROUP = "ps_d"
 
 
 def _rules(wire: list[list] | None) -> Rules | None:
@@ -45,7 +47,7 @@ def _rules(wire: list[list] | None) -> Rules | None:
 
 
 def matches_itself(rules: Rules, rel: str, is_dir: bool) -> bool:
-    """As ``vis_core.tools.ignore.matches_itself``: a rule selects ``rel`` itself."""
+    """Whether a rule of ``rules`` selects ``rel`` itself, not only a folder above it."""
     path = rel + "/" if is_dir else rel
     verdict = False
     for include, rx in rules:
@@ -59,7 +61,8 @@ def matches_itself(rules: Rules, rel: str, is_dir: bool) -> bool:
 
 
 def keeps(include: Rules | None, exclude: Rules | None, rel: str, root_rel: str) -> bool:
-    """As ``vis_core.tools.search.GlobFilter.keeps``."""
+    """Whether grep's ``include``/``exclude`` globs keep ``rel``: no folder on its way below
+    ``root_rel`` (the folder searched) nor itself excluded, and itself included."""
     if exclude:
         parts = rel.split("/")
         skip = len(root_rel.split("/")) if root_rel not in ("", ".") else 0

@@ -22,13 +22,7 @@ from vis_core.system.truncate import fit_output
 from vis_core.text_limits import Keep
 from vis_core.tools.context import FS_OPERATIONS, ToolContext
 from vis_core.tools.display import plural
-from vis_core.tools.ignore import (
-    git_toplevel,
-    ignore_spec,
-    listed_files,
-    matches_itself,
-    too_many,
-)
+from vis_core.tools.ignore import git_toplevel, ignore_spec, listed_files, too_many
 from vis_core.tools.textfiles import ToolText, shown, split_lines, strip_eol
 
 CASES = ("smart", "sensitive", "ignore")
@@ -243,21 +237,6 @@ class GlobFilter:
     @property
     def empty(self) -> bool:
         return not self.include and not self.exclude
-
-    def keeps(self, rel: str, root_rel: str) -> bool:
-        if not self.include and not self.exclude:
-            return True
-        if self.exclude:
-            parts = rel.split("/")
-            skip = len(root_rel.split("/")) if root_rel not in ("", ".") else 0
-            for depth in range(max(skip, 1), len(parts) + 1):
-                prefix = "/".join(parts[:depth])
-                is_dir = depth < len(parts)
-                if matches_itself(self.exclude, prefix, is_dir):
-                    return False
-        if self.include:
-            return matches_itself(self.include, rel, False)
-        return True
 
     def wire(self) -> dict[str, Any]:
         """The globs as the regular expressions ``regex_worker.py`` applies (``keeps``)."""

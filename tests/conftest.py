@@ -1,10 +1,22 @@
-"""Shared fixtures: every test gets its own VIS_HOME and workspace."""
+"""Shared fixtures: every test gets its own VIS_HOME and workspace.
+
+The pytest processes (each xdist worker, or the one process of a run without workers) run
+Python's cyclic collector with larger thresholds than Python's own (``TEST_THRESHOLDS``): a
+worker's heap holds its imports, the collected tests and what hundreds of closed Textual
+apps left, and with Python's thresholds (700, 10, 10) a full collection walked all of it
+again every dozen tests or so: 7-8 s of a worker's ~50 s of CPU, 2-4 s with these. Nothing
+a test checks depends on when garbage is collected; the tests of what the app does with
+the collector ask for Python's own thresholds (the ``python_collector`` fixture). The
+processes the tests start (``vis``, the sandbox child, the extension workers) are not
+tuned.
+"""
 
 from __future__ import annotations
 
 import compileall
 import contextlib
 import fnmatch
+import gc
 import json
 import os
 import shutil
@@ -21,6 +33,8 @@ SLOWEST = Path(__file__).with_name("slowest.txt")
 WARM_SERVERS = "warm_servers"  # the workers' input: the sockets of the run's fork servers
 _warm_sockets = pytest.StashKey[dict[str, str]]()
 WORKERS_PER_CORE = 2  # a third of a worker's time is spent waiting on its processes
+PYTHON_THRESHOLDS = gc.get_threshold()  # Python's own, as a person's Vis runs with them
+TEST_THRESHOLDS = (10000, 10, 10)  # a full collection every ~1 million allocations, not 70,000
 
 
 @pytest.hookimpl(optionalhook=True)  # xdist's hook: `-p no:xdist` runs without it
@@ -59,6 +73,12 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("numprocesses", None):
         _rewrite_test_modules(config)
         config.stash[_warm_sockets] = warm_servers.share()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """The collector's thresholds for the tests (the module's docstring says why), set before
+    the tests are collected."""
+    gc.set_threshold(*TEST_THRESHOLDS)
 
 
 @pytest.hookimpl(optionalhook=True)  # xdist's hook, in its controller
@@ -137,6 +157,18 @@ def vis_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "VIS_MODEL"):
         monkeypatch.delenv(key, raising=False)
     return home
+
+
+@pytest.fixture
+def python_collector() -> Iterator[None]:
+    """Python's own collector thresholds for a test of what Vis does with them (the run's
+    ``TEST_THRESHOLDS`` come back after it)."""
+    tuned = gc.get_threshold()
+    gc.set_threshold(*PYTHON_THRESHOLDS)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*tuned)
 
 
 @pytest.fixture

@@ -16,6 +16,8 @@ from vis_tui.widgets.answer import AnswerView
 
 from .support import started, until, vis_app, write_script
 
+pytestmark = pytest.mark.usefixtures("python_collector")  # the run tunes its own (conftest)
+
 
 class Node:
     me: object = None

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from processes import WATCH_IMPORTS, fresh_python
 
 from vis_tui.widgets.system_message import SystemMessage
@@ -33,6 +34,7 @@ def test_the_first_frame_imports_no_markdown_parser_highlighter_or_core_events()
     assert done.stdout.split() == []
 
 
+@pytest.mark.usefixtures("python_collector")
 async def test_the_collector_comes_back_once_the_host_is_open(workspace: Path) -> None:
     gc.disable()  # as `vis` starts the app (vis_core/cli.py)
     try:
@@ -45,6 +47,7 @@ async def test_the_collector_comes_back_once_the_host_is_open(workspace: Path) -
         gc.unfreeze()  # what the app set aside, for the tests after this one
 
 
+@pytest.mark.usefixtures("python_collector")
 async def test_the_collector_comes_back_when_the_host_cannot_open(workspace: Path) -> None:
     async def fail() -> None:
         raise OSError("the disk is full")

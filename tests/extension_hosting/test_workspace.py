@@ -7,12 +7,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from big_index import indexed
 from processes import without_waiting_on
 
 import vis_core.extension as vis
 from vis_core.extension import workspace as workspace_module
 from vis_core.extension.context import CallContext, calling
 from vis_core.paths import TrustStore, VisPaths
+from vis_core.system.git import MAX_LISTED
 
 from .harness import code_turn, install_extension, open_host, run_turn, write_script
 
@@ -69,6 +71,20 @@ def test_files_are_gits_view_and_shared_for_two_seconds(
     assert names(vis.workspace_files(), workspace) == names(first, workspace)  # shared listing
     clock[0] += 1.0
     assert "new.py" in names(vis.workspace_files(), workspace)  # listed again after 2 s
+
+
+def test_a_workspace_too_big_to_list_is_an_error_naming_the_bound(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Git's whole listing was read: an index (a checkout's, or one a block made) naming
+    millions of paths took the extension worker's memory. Past the bound of every listing
+    Vis reads from Git, Git is stopped and the extension gets an error naming the bound."""
+    indexed(workspace, paths=MAX_LISTED + 1)
+    monkeypatch.chdir(workspace)
+    with pytest.raises(RuntimeError, match="more than 300,000 files or 64 MiB of file names"):
+        vis.workspace_files()
+    with pytest.raises(RuntimeError, match="more than 300,000 files"):
+        vis.workspace_files()  # the waiters of one listing share its verdict too
 
 
 def test_files_are_none_outside_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

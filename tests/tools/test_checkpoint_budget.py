@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import tracemalloc
 from pathlib import Path
 from typing import Any
 
 import pytest
+from big_index import indexed
 from cli_support import script, vis
 
 from vis_core.agent.person_input import undo
@@ -220,22 +220,6 @@ async def test_a_block_that_grows_the_folder_past_the_limit_hides_nothing(
     assert report.restored == ("src1.py", "src2.py", "src3.py")
     assert all((workspace / n).read_text() == f"# {n}\n" for n in report.restored)
     assert not any(isinstance(e, Notification) for e in events)
-
-
-def indexed(repo: Path, paths: int, length: int = 8) -> None:
-    """A repository whose index names ``paths`` files of about ``length``-byte paths, all of
-    one empty blob and none on disk: what a block can make in seconds, at little disk cost."""
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    blob = (
-        subprocess.run(
-            ["git", "hash-object", "-w", "--stdin"], cwd=repo, input=b"", capture_output=True
-        )
-        .stdout.decode()
-        .strip()
-    )
-    folders = "".join(["d" * 200 + "/"] * (length // 201))
-    lines = "".join(f"100644 {blob}\t{folders}{n:08d}\n" for n in range(paths))
-    subprocess.run(["git", "update-index", "--index-info"], cwd=repo, input=lines.encode())
 
 
 def test_a_listing_git_names_too_much_of_is_stopped_as_it_comes(tmp_path: Path) -> None:

@@ -7,13 +7,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from big_index import indexed
 
 from vis_core.tools import ToolContext
 from vis_core.tools.files import cat_file
 from vis_core.tools.ignore import MAX_LISTED
 from vis_core.tools.search import search
-
-from .test_checkpoint_budget import indexed
 
 HAS_RG = shutil.which("rg") is not None
 ENGINES = ["python", pytest.param("rg", marks=pytest.mark.skipif(not HAS_RG, reason="no rg"))]

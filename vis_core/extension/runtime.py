@@ -256,13 +256,16 @@ class Runtime:
 
         return GitLooks()
 
-    def run_git(self, args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    def run_git(
+        self, args: tuple[str, ...], cwd: Path, take: Callable[[bytes], None] | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
         """``git args`` in ``cwd``, immune to the repository's configuration (hooks, fsmonitor,
         pagers, external diff, filters), jailed when the call's session jails its children;
-        ``GitFailed`` when git cannot start."""
+        ``GitFailed`` when git cannot start. ``take``: given git's output as it comes (what
+        it raises stops git), which is then not kept."""
         from vis_core.extension.workspace import hardened_git
 
-        return hardened_git(args, cwd)
+        return hardened_git(args, cwd, take)
 
 
 _GONE = object()

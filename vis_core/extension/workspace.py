@@ -8,6 +8,7 @@ import subprocess
 import threading
 import time
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +20,20 @@ from vis_core.extension.roots import project_root, workspace_root
 from vis_core.extension.runtime import current_runtime
 from vis_core.paths import VisPaths, project_trusted
 from vis_core.small_files import small_bytes
-from vis_core.system.git import GitFailed
+from vis_core.system.git import (
+    MAX_LISTED,
+    MAX_LISTED_BYTES,
+    Entries,
+    GitFailed,
+    TooMany,
+    too_many,
+)
 
 SHARE_SECONDS = 2.0
 ENVIRONMENTS = ("project", "shared")
 YAML_LIMIT = 1 << 20  # bytes of vis.yml read for python.environment
 
-_cache: dict[Path, tuple[float, tuple[Path, ...] | None]] = {}
+_cache: dict[Path, tuple[float, tuple[Path, ...] | str | None]] = {}
 _cache_lock = threading.Lock()
 _listing_locks: dict[Path, threading.Lock] = {}
 
@@ -44,37 +52,48 @@ def git(
     return current_runtime().run_git(tuple(args), root)
 
 
-def hardened_git(args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+def hardened_git(
+    args: tuple[str, ...], cwd: Path, take: Callable[[bytes], None] | None = None
+) -> subprocess.CompletedProcess[bytes]:
     """The trusted processes' runner behind :func:`git` (the host's, a worker's, a script's):
-    :func:`~vis_core.system.git.run_git`, jailed when the session's jail is on. Raises
-    :class:`PermissionError` when the jail setting cannot be read (fail closed)."""
+    :func:`~vis_core.system.git.run_git` (``take``: given its output as it comes), jailed
+    when the session's jail is on. Raises :class:`PermissionError` when the jail setting
+    cannot be read (fail closed)."""
     from vis_core.extension.fs import jail_enabled
     from vis_core.system.git import run_git
 
     if not jail_enabled():
-        return run_git(args, cwd)
+        return run_git(args, cwd, take=take)
     root, looks = workspace_root(), current_runtime().git_looks
-    return run_git(args, cwd, jail_workspace=root, project_root=project_root(), git_looks=looks)
+    return run_git(
+        args, cwd, jail_workspace=root, project_root=project_root(), git_looks=looks, take=take
+    )
 
 
-def _git_files(root: Path) -> tuple[Path, ...] | None:
-    """Tracked files and untracked files Git does not ignore, under ``root``; None outside Git."""
+def _git_files(root: Path) -> tuple[Path, ...] | str | None:
+    """Tracked files and untracked files Git does not ignore, under ``root``; None outside
+    Git; what ``root`` holds (:func:`~vis_core.system.git.too_many`) when Git names more
+    than any listing Vis reads from Git takes (Git is stopped there)."""
+    entries = Entries(MAX_LISTED, MAX_LISTED_BYTES)
+    args = ("ls-files", "-z", "--cached", "--others", "--exclude-standard")
     try:
-        done = current_runtime().run_git(
-            ("ls-files", "-z", "--cached", "--others", "--exclude-standard"), root
-        )
+        done = current_runtime().run_git(args, root, take=entries.take)
+    except TooMany:
+        return too_many()
     except GitFailed:
         return None
     if done.returncode != 0:
         return None
-    names = dict.fromkeys(n for n in done.stdout.decode("utf-8", "replace").split("\0") if n)
+    names = dict.fromkeys(n.decode("utf-8", "replace") for n in entries.items if n)
     return tuple(root / name for name in names)
 
 
 def workspace_files() -> list[Path] | None:
     """The files Git sees under ``vis.workspace_root()``; None outside a Git working tree.
 
-    Every extension that asks within two seconds gets the same listing.
+    Every extension that asks within two seconds gets the same listing. Raises
+    :class:`RuntimeError` naming the bound when Git sees more than 300,000 files or 64 MiB
+    of file names there: such a listing would take the extension's memory.
     """
     require_trusted("vis.workspace_files()")
     root = workspace_root().resolve()
@@ -89,6 +108,8 @@ def workspace_files() -> list[Path] | None:
             files = _git_files(root)
             with _cache_lock:
                 _cache[root] = (time.monotonic(), files)
+    if isinstance(files, str):
+        raise RuntimeError(f"vis.workspace_files(): {root} holds {files}, more than it lists")
     return None if files is None else list(files)
 
 

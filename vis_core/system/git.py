@@ -88,6 +88,15 @@ class GitFailed(RuntimeError):
     """git could not run, or refused; the message says what git said (``vis.git``)."""
 
 
+MAX_LISTED = 300_000  # files a listing takes at most (about a second): past it, none is taken
+MAX_LISTED_BYTES = 64 << 20  # of the paths a bounded listing holds (220 bytes a file at 300,000)
+
+
+def too_many(most: int = MAX_LISTED) -> str:
+    """What a folder too big to list holds, as a message says it."""
+    return f"more than {most:,} files or {MAX_LISTED_BYTES >> 20} MiB of file names"
+
+
 class TooMany(Exception):
     """A listing passed its bound of entries or of bytes: it was stopped there."""
 

@@ -44,17 +44,22 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from vis_core.model.undo import FolderTooBig, Listed, NotListed, Scan, UndoReport
 from vis_core.paths import private_dir, vis_folders, write_private
-from vis_core.system.git import Entries, GitFailed, TooMany, run_git
+from vis_core.system.git import (
+    MAX_LISTED,
+    MAX_LISTED_BYTES,
+    Entries,
+    GitFailed,
+    TooMany,
+    run_git,
+    too_many,
+)
 from vis_core.tools.beneath import Beneath, Escape
 from vis_core.tools.display import plural
 from vis_core.tools.ignore import (
     MAX_IGNORE_BYTES,
-    MAX_LISTED,
-    MAX_LISTED_BYTES,
     link_targets,
     listed_states,
     no_repository_above,
-    too_many,
 )
 from vis_core.tools.own_ignores import IGNORE_FILE, judged_by_start, kept_out
 

@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pathspec loads when a .gitignore or a glob is first matched
     from pathspec import GitIgnoreSpec
 
-from vis_core.system.git import Entries, GitFailed, TooMany, run_git
+from vis_core.system.git import (
+    MAX_LISTED,
+    MAX_LISTED_BYTES,
+    Entries,
+    GitFailed,
+    TooMany,
+    run_git,
+)
 from vis_core.tools.beneath import Beneath, read_child
 
 
@@ -329,13 +336,6 @@ def git_files(
 
 
 MAX_NESTED = 100  # nested repositories a listing enters, first met first (about 10 ms each)
-MAX_LISTED = 300_000  # files a listing takes at most (about a second): past it, none is taken
-MAX_LISTED_BYTES = 64 << 20  # of the paths a bounded listing holds (220 bytes a file at 300,000)
-
-
-def too_many(most: int = MAX_LISTED) -> str:
-    """What a folder too big to list holds, as a message says it."""
-    return f"more than {most:,} files or {MAX_LISTED_BYTES >> 20} MiB of file names"
 
 
 def _git_named(root: str, repo: str, hidden: bool, rules: bool, most: int | None) -> Iterator[str]:

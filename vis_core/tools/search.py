@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from vis_core.system.environ import Audience, child_environment
+from vis_core.system.git import too_many
 from vis_core.system.pipe_watch import refusal, stuck_at
 from vis_core.system.programs import host_program
 from vis_core.system.truncate import fit_output
 from vis_core.text_limits import Keep
 from vis_core.tools.context import FS_OPERATIONS, ToolContext
 from vis_core.tools.display import plural
-from vis_core.tools.ignore import git_toplevel, ignore_spec, listed_files, too_many
+from vis_core.tools.ignore import git_toplevel, ignore_spec, listed_files
 from vis_core.tools.textfiles import ToolText, shown, split_lines, strip_eol
 
 CASES = ("smart", "sensitive", "ignore")

@@ -308,3 +308,95 @@ def test_only_a_command_that_may_start_a_driver_lists_them_first(
         ran = log.read_text().splitlines()
         assert len(ran) == 1 + listed and ("config --list" in ran[0]) == listed, (args, ran)
     assert not marker.exists(), marker.read_text()
+
+
+# A block makes a repository of its own, whose configuration names a filter and a textconv.
+INNER = """
+import os, subprocess
+subprocess.run(["git", "init", "-q", "inner"], check=True)
+script = os.path.abspath("run.sh")
+open(script, "w").write("#!/bin/sh\\necho ran $0 >> " + {marker!r} + "\\ncat\\n")
+os.chmod(script, 0o755)
+open("inner/.gitattributes", "w").write("* filter=x diff=x\\n")
+with open("inner/.git/config", "a") as config:
+    config.write(
+        '[filter "x"]\\n\\tclean = ' + script + '\\n[diff "x"]\\n\\ttextconv = ' + script + "\\n"
+    )
+open("inner/notes.txt", "w").write("one\\n")
+"""
+# An extension that passes git's arguments on, as one may from the model.
+PASS_ON = '''
+import vis_core.extension as vis
+
+
+def run(args: list[str]) -> int:
+    """git ``args`` in the workspace, through Vis's git."""
+    return vis.git(*args).returncode
+
+
+vis.register_extension(vis.Extension(
+    name="passon", alias="passon", description="Runs git.", symbols=[vis.Symbol(run)],
+))
+'''
+GIT_IN_INNER = """
+for args in (["add", "."], ["status"], ["diff", "--cached"], ["diff"]):
+    print(await passon.run(["-C", "inner", *args]))
+    if args == ["add", "."]:
+        open("inner/notes.txt", "a").write("two\\n")
+"""
+
+
+@pytest.mark.usefixtures("jail_off")  # git runs on the host
+async def test_git_minus_c_into_a_repository_a_block_made_runs_none_of_its_drivers(
+    workspace: Path, tmp_path: Path, vis_home: Path
+) -> None:
+    """``vis.git("-C", "inner", …)`` listed the drivers to switch off in the workspace, not in
+    ``inner``, where git ran: the filter and textconv a block wrote into ``inner``'s
+    configuration ran on the host. Now they are listed where git runs, and switched off."""
+    (vis_home / "extensions").mkdir()
+    (vis_home / "extensions" / "passon.py").write_text(PASS_ON)
+    marker = tmp_path / "ran.txt"
+    outcome = await run_blocks(workspace, tmp_path, INNER.format(marker=str(marker)), GIT_IN_INNER)
+    made, ran = outcome.blocks
+    assert made.error is None and ran.error is None, (made.error, ran.error)
+    assert ran.stdout.split() == ["0", "0", "0", "0"]
+    assert not marker.exists(), marker.read_text()
+    git(workspace, "-C", "inner", "diff")  # the person's own git: the attack is real
+    assert marker.exists()
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        ["-C", "inner"],
+        ["--git-dir=inner/.git", "--work-tree=inner"],
+        ["--git-dir", "inner/.git", "--work-tree", "inner"],
+        ["-C", "in", "-C", "ner"],
+    ],
+)
+def test_git_run_in_another_repository_runs_none_of_its_drivers(
+    tmp_path: Path, where: list[str]
+) -> None:
+    """However git is sent to another repository than the one of its working folder (``-C``,
+    ``--git-dir`` and ``--work-tree``, as one option or two), the drivers that repository's
+    configuration names are switched off."""
+    workspace, marker = tmp_path / "ws", tmp_path / "ran.txt"
+    inner = workspace / "in" / "ner"
+    inner.mkdir(parents=True)
+    make_repo(workspace)
+    make_repo(inner)
+    for name in (Path("inner"), Path("in") / "ner"):
+        if not (workspace / name).exists():
+            (workspace / name).symlink_to(inner)
+    script = tmp_path / "run.sh"
+    script.write_text(f"#!/bin/sh\necho ran >> {marker}\ncat\n")
+    script.chmod(0o755)
+    (inner / ".gitattributes").write_text("* filter=x diff=x\n")
+    git(inner, "config", "filter.x.clean", str(script))
+    git(inner, "config", "diff.x.textconv", str(script))
+    (inner / "notes.txt").write_text("two\n")
+    for args in (["add", "notes.txt"], ["status", "--short"], ["diff", "HEAD"]):
+        assert run_git([*where, *args], workspace).returncode == 0, args
+    assert not marker.exists(), marker.read_text()
+    git(inner, "diff", "HEAD")  # the person's own git: the attack is real
+    assert marker.exists()

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shlex
 import subprocess
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -150,13 +151,14 @@ def git_program(cwd: Path) -> str:
     return found
 
 
-def driver_overrides(cwd: Path) -> list[str]:
-    """``-c`` pairs that switch off every filter/diff/merge driver the config files name;
+def driver_overrides(cwd: Path, place: Sequence[str] = ()) -> list[str]:
+    """``-c`` pairs that switch off every filter/diff/merge driver the config files name
+    where git runs in ``cwd`` with its options ``place`` (:func:`_place_options`);
     :class:`GitFailed` for a driver whose name holds ``=`` (``-c`` ends the name at the first
     one, so no pair could switch it off)."""
     try:
         done = run_watched(
-            [git_program(cwd), "config", "--list", "--name-only", "-z"],
+            [git_program(cwd), *place, "config", "--list", "--name-only", "-z"],
             cwd=cwd,
             timeout=TIMEOUT_SECONDS,
             env=git_environment(),
@@ -171,8 +173,9 @@ def driver_overrides(cwd: Path) -> list[str]:
     for name in os.fsdecode(done.stdout).split("\0"):
         match = _DRIVER_KEY.match(name.strip())
         if match and "=" in name:
+            where = f"{cwd} ({shlex.join(place)})" if place else cwd
             raise GitFailed(
-                f"the git configuration of {cwd} names a driver, {name.strip()!r}, that Vis "
+                f"the git configuration of {where} names a driver, {name.strip()!r}, that Vis "
                 "cannot switch off ('=' in its name), so Vis runs no git command there; "
                 "rename it in the configuration file that sets it"
             )
@@ -184,6 +187,8 @@ def driver_overrides(cwd: Path) -> list[str]:
 
 # git's own options that take a value, before the command
 _VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"})
+# git's own options that send it to another repository or working tree than its folder's
+_PLACE = frozenset({"-C", "--git-dir", "--work-tree", "--bare"})
 
 
 # the commands that compare the working tree, and so look into submodules unless told not to
@@ -220,6 +225,19 @@ def _command_at(args: Sequence[str]) -> int:
     while index < len(args) and args[index].startswith("-"):
         index += 2 if args[index] in _VALUED else 1
     return index
+
+
+def _place_options(args: Sequence[str]) -> list[str]:
+    """git's own options in ``args`` that choose the repository and working tree it runs in
+    (``-C``, ``--git-dir``, ``--work-tree``, ``--bare``), as given and in their order."""
+    found: list[str] = []
+    index, end = 0, _command_at(args)
+    while index < end:
+        width = 2 if args[index] in _VALUED else 1
+        if args[index].split("=", 1)[0] in _PLACE:
+            found += args[index : index + width]
+        index += width
+    return found
 
 
 def _starts_no_driver(args: Sequence[str]) -> bool:
@@ -262,7 +280,7 @@ def git_argv(
     for pair in NEUTRAL_CONFIG:
         argv += ["-c", pair]
     if not _starts_no_driver(args):
-        argv += driver_overrides(cwd)
+        argv += driver_overrides(cwd, _place_options(args))  # where git will run
     if jail_workspace is not None:
         argv += ["-C", str(cwd)]
     argv += _guarded_command(args)

@@ -345,3 +345,44 @@ def test_undo_puts_back_a_mode_the_turn_changed_alone(tmp_path: Path) -> None:
     assert (ws / "run.sh").stat().st_mode & 0o777 == 0o644
     assert (ws / "run.sh").read_text() == "#!/bin/sh\n"
     assert (ws / "big.bin").stat().st_mode & 0o777 == 0o600  # its mode, though not its bytes
+
+
+def test_a_file_rewritten_between_the_scan_and_the_copy_is_recorded_with_its_bytes(
+    tmp_path: Path,
+) -> None:
+    """A command left running rewrites ``f.txt`` in place, same size, each version ``n`` with
+    its modification time set to ``n``: a state of that time holds those bytes and no other.
+    A checkpoint copied the bytes after its scan and checked only their size, so it could
+    record one version's state with a later version's bytes (``/undo`` then put back bytes
+    the state never had). Now each copy is of the state the checkpoint records."""
+    import sys
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "f.txt").write_bytes(b"%08d" % 0)
+    rewriter = (
+        "import os\n"
+        "fd = os.open('f.txt', os.O_WRONLY)\n"
+        "print('writing', flush=True)\n"
+        "n = 0\n"
+        "while True:\n"
+        "    n += 1\n"
+        "    os.pwrite(fd, b'%08d' % n, 0)\n"
+        "    os.utime('f.txt', ns=(n, n))\n"
+    )
+    racer = subprocess.Popen([sys.executable, "-c", rewriter], cwd=ws, stdout=subprocess.PIPE)
+    points = Checkpoints(ws, tmp_path / "private")
+    paired: dict[int, bytes] = {}  # each version's time, with the bytes recorded with it
+    try:
+        assert racer.stdout is not None and racer.stdout.readline() == b"writing\n"
+        for turn in range(300):
+            taken = points.take(f"turn-{turn}", turn)
+            assert taken is not None
+            _, mtime, _, digest = taken.files["f.txt"][:4]
+            if mtime < 10**12 and digest is not None:  # a version's time, not a write's
+                paired[mtime] = points.kept_bytes(digest) or b""
+    finally:
+        racer.kill()
+        racer.wait()
+    assert len(paired) >= 5  # the race really ran, and copies of versions were checked
+    assert {t: b for t, b in paired.items() if b != b"%08d" % t} == {}

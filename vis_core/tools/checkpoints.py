@@ -1,30 +1,31 @@
 """Workspace checkpoints for ``/undo``: the files as they were before a turn changed anything.
 
 Before a turn's first block, direct tool call or ``!command``, every file a search sees
-(``.gitignore`` applies; dot files included) is recorded in a manifest in the session's
-private folder. A file git already holds as it is (tracked, unchanged from the index, same
-line endings, as long as its blob) is not copied: the manifest names its git blob (of the
-workspace's repository or of the nested one that holds it, if that one was there at the
-first listing: a block can remove or rewrite the ``.git`` of one it made), read back only if
-an undo needs it. Other files' bytes are kept once by content hash; a file unchanged
-since the previous checkpoint (same size, times, mode and inode) is not read again, and one
-of which only the change time, mode or inode moved is read and its hash compared: a block can
-put a file's modification time back after writing it, but not its change time. A checkpoint copies a
-bounded number of files and bytes, newest first: in a big folder (a home folder, a data
-folder) the rest are listed only, and a block that changes one of them says that ``/undo``
-cannot restore it. So the first checkpoint of a session in a clean repository copies next
-to nothing, and one in a big folder costs a listing and a bounded copy. One checkpoint's
-files are stored whole (``files.json``); each checkpoint's manifest holds what changed since
-the previous one, both ways, and the others' files are worked out from them. So a turn
-stores its changes, not a listing, and removing the oldest checkpoint (with the copies no
+(``.gitignore`` applies; dot files included) is recorded in a manifest in the session's private
+folder. A file git already holds as it is (tracked, unchanged from the index, same line
+endings, as long as its blob) is not copied: the manifest names its git blob (of the
+workspace's repository or of the nested one that holds it, if that one was there at the first
+listing: a block can remove or rewrite the ``.git`` of one it made), read back only if an undo
+needs it. Other files' bytes are kept once by content hash, each with the state it was read in
+(one rewritten since the scan is recorded as copied, never the scan's state with later bytes);
+a file unchanged since the previous checkpoint (same size, times, mode and inode) is not read
+again, and one of which only the change time, mode or inode moved is read and its hash
+compared: a block can put a file's modification time back after writing it, but not its change
+time. A checkpoint copies a bounded number of files and bytes, newest first: in a big folder (a
+home folder, a data folder) the rest are listed only, and a block that changes one of them says
+that ``/undo`` cannot restore it. So the first checkpoint of a session in a clean repository
+copies next to nothing, and one in a big folder costs a listing and a bounded copy. One
+checkpoint's files are stored whole (``files.json``); each checkpoint's manifest holds what
+changed since the previous one, both ways, and the others' files are worked out from them. So a
+turn stores its changes, not a listing, and removing the oldest checkpoint (with the copies no
 other one uses) reads only the small manifests. The workspace's links are recorded the same
 way, by their target (text only, never followed; at most ``MAX_LINKS`` links and
 ``MAX_LINK_BYTES`` of their paths and targets, else a checkpoint records none and ``/undo``
 leaves links as they are), and put back with the files: a link is made and removed only in a
-folder reached through no link at all. Git runs read-only
-(``ls-files``, ``diff-files``, ``cat-file``; no optional locks): nothing touches the user's
-git index or history. ``restore(n)`` puts the workspace back as it was before the n-th
-newest turn that changed files or links.
+folder reached through no link at all. Git runs read-only (``ls-files``, ``diff-files``,
+``cat-file``; no optional locks): nothing touches the user's git index or history.
+``restore(n)`` puts the workspace back as it was before the n-th newest turn that changed files
+or links.
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ MAX_NEW_BYTES = 64 * 1024 * 1024  # copied per checkpoint at most, newest files 
 MAX_NEW_FILES = 5_000  # files copied per checkpoint at most; the rest are listed only
 MAX_LINKS = 10_000  # links a checkpoint records at most; past it, none (undo leaves them)
 MAX_LINK_BYTES = 4 * 1024 * 1024  # of their paths and targets (each target up to 4 KiB)
+READS = 3  # reads of a file written during each, after which a checkpoint keeps no copy of it
 KEEP = 20  # checkpoints kept per session; older ones (and blobs only they used) are removed
 LISTED = "files.json"  # the files of one checkpoint, all of them
 UNDONE = "undone.json"  # the positions of the turns /undo undid
@@ -227,6 +229,25 @@ def _turned(entries: dict[str, T], changes: dict[str, list[T | None]], side: int
 def _dict(value: Any) -> Any:
     """``value`` when it is a dict (a stored record), else None (missing: not known)."""
     return value if isinstance(value, dict) else None
+
+
+def _same_state(st: os.stat_result, other: os.stat_result) -> bool:
+    """Whether two states are of one file with nothing written in between: a write moves the
+    change time (a process cannot set it back), a rename in of another file the inode."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) == (
+        other.st_dev,
+        other.st_ino,
+        other.st_size,
+        other.st_mtime_ns,
+        other.st_ctime_ns,
+    )
+
+
+def _holds_bytes(data: bytes, digest: str) -> bool:
+    """Whether ``data`` are the bytes kept under ``digest`` (a copy's, or a git blob's)."""
+    if digest.startswith(GIT):
+        return git_blob_id(data) == digest[len(GIT) :].partition(":")[0]
+    return hashlib.sha256(data).hexdigest() == digest
 
 
 def file_states(states: dict[str, os.stat_result]) -> Listing:
@@ -523,10 +544,10 @@ class Checkpoints:
         files: Files = {}
         sizes: dict[str, int] = {}  # new or changed since the previous checkpoint
         for rel, state in file_states(scanned).items():
-            old = before.get(rel)
+            old, st = before.get(rel), scanned[rel]
             if old is not None and recorded(old) == list(state):
                 files[rel] = old  # as then
-            elif old is not None and old[:2] == list(state[:2]) and self._kept_as(rel, old):
+            elif old is not None and old[:2] == list(state[:2]) and self._kept_as(rel, old, st):
                 files[rel] = [*state[:3], old[3], *state[3:]]  # its bytes as then
             else:
                 sizes[rel] = state[0]
@@ -536,12 +557,12 @@ class Checkpoints:
         kept = self._keep_newest(fresh, scanned)
         for rel in sizes:
             if rel in held:
-                digest = GIT + held[rel]  # git has these bytes: nothing to copy
+                digest, st = GIT + held[rel], scanned[rel]  # git has these bytes: no copy
             elif rel in kept:
-                digest = kept[rel]
+                digest, st = kept[rel]  # the state of the bytes copied
             else:
-                continue  # vanished or unreadable meanwhile
-            state = file_states({rel: scanned[rel]})[rel]
+                continue  # vanished, unreadable or resized meanwhile
+            state = file_states({rel: st})[rel]
             files[rel] = [*state[:3], digest, *state[3:]]
         changes = _changes(before, files) if last is not None else {}
         links = dict(scan.links) if self.records(scan.links) else None  # as the scan saw them
@@ -560,11 +581,15 @@ class Checkpoints:
         self._prune(taken, KEEP + 1)  # one more while its turn may yet change nothing
         return taken
 
-    def _kept_as(self, rel: str, old: list[Any]) -> bool:
-        """Whether workspace file ``rel`` holds the bytes a checkpoint kept of it (``old``, its
-        entry there): read and hashed once its change time, mode or inode moved (a file of
-        which no copy was kept cannot tell)."""
-        return old[3] is not None and self._holds(rel, old[0], old[3])
+    def _kept_as(self, rel: str, old: list[Any], st: os.stat_result) -> bool:
+        """Whether workspace file ``rel`` in state ``st`` (the scan's) holds the bytes a
+        checkpoint kept of it (``old``, its entry there): read and hashed once its change
+        time, mode or inode moved (a file of which no copy was kept cannot tell); not when it
+        was written since the scan (then its copy is taken as it is now)."""
+        if old[3] is None:
+            return False
+        data, now = self._read_as(rel, st) or (None, st)
+        return data is not None and _same_state(now, st) and _holds_bytes(data, old[3])
 
     def _write(self, name: str, data: dict[str, Any]) -> None:
         """A new file renamed over the old: what is stored is whole or absent."""
@@ -632,39 +657,71 @@ class Checkpoints:
 
     def _keep_newest(
         self, fresh: list[str], scanned: dict[str, os.stat_result]
-    ) -> dict[str, str | None]:
+    ) -> dict[str, tuple[str | None, os.stat_result]]:
         """Copy the files of ``fresh`` (newest first) within the checkpoint's budget: each
-        one's digest, None when not kept; a file that vanished meanwhile is left out."""
-        kept: dict[str, str | None] = {}
+        one's digest (None when not kept) and the state its bytes are of (:meth:`_read_as`);
+        a file that vanished or changed size meanwhile is left out."""
+        kept: dict[str, tuple[str | None, os.stat_result]] = {}
         copied = count = 0
         for rel in fresh:
-            size = scanned[rel].st_size
+            st = scanned[rel]
             if (
-                size > self.max_file_bytes
+                st.st_size > self.max_file_bytes
                 or count >= self.max_new_files
-                or copied + size > self.max_new_bytes
+                or copied + st.st_size > self.max_new_bytes
             ):
-                kept[rel] = None
+                kept[rel] = (None, st)
                 continue
-            digest = self._keep(self.workspace / rel, size)
-            if digest is not None:
-                kept[rel] = digest
-                copied, count = copied + size, count + 1
+            copy = self._keep(self.workspace / rel, st)
+            if copy is not None:
+                kept[rel] = copy
+                copied, count = copied + st.st_size, count + 1
         return kept
 
-    def _keep(self, path: Path, size: int) -> str | None:
-        """Copy one workspace file's bytes, ``size`` of them when the scan listed it; a file
-        swapped for a link (or under a folder swapped for one) since the scan is not followed
-        out of the workspace, and one grown since (a sparse terabyte a block made meanwhile)
-        is read no further and not kept."""
-        data = self._as_listed(path, size)
-        if data is None:
+    def _keep(self, path: Path, st: os.stat_result) -> tuple[str | None, os.stat_result] | None:
+        """Copy one workspace file's bytes (:meth:`_read_as` its scan's state ``st``): their
+        digest and the state they are of; no digest (and ``st``) for a file written during
+        each read; None for one gone or resized."""
+        read = self._read_as(path, st)
+        if read is None:
             return None
+        data, now = read
+        if data is None:
+            return None, st
         digest = hashlib.sha256(data).hexdigest()
         blob = self.blobs / digest
         if not blob.exists():
             write_private(blob, data)
-        return digest
+        return digest, now
+
+    def _read_as(
+        self, path: Path | str, st: os.stat_result
+    ) -> tuple[bytes | None, os.stat_result] | None:
+        """The bytes of workspace file ``path`` and the state they are of: ``st`` (the scan's)
+        when nothing wrote it between the scan and the end of the read, else (a same-size
+        rewrite meanwhile) its state before a read that nothing wrote it during, read again up
+        to :data:`READS` times (no bytes when it was written during each). None when it
+        cannot be read beneath the workspace (a link is not followed) or its size changed
+        (read no further: a sparse terabyte a block made costs it nothing)."""
+        try:
+            fd = self.files.open_file(path, follow=False)
+        except OSError:
+            return None
+        try:
+            before = st
+            for _ in range(READS):
+                data = os.pread(fd, st.st_size + 1, 0)
+                now = os.fstat(fd)
+                if len(data) != st.st_size or now.st_size != st.st_size:
+                    return None
+                if _same_state(now, before):
+                    return data, now
+                before = now  # written meanwhile: these bytes may be of neither state
+            return None, st
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
 
     def _prune(self, newest: Checkpoint, keep: int = KEEP) -> None:
         """Past ``keep`` checkpoints, remove the oldest and the copies no other one uses.
@@ -915,11 +972,7 @@ class Checkpoints:
     def _holds(self, rel: str, size: int, digest: str) -> bool:
         """Whether workspace file ``rel`` holds the ``size`` bytes kept under ``digest``."""
         data = self._as_listed(rel, size)
-        if data is None:
-            return False
-        if digest.startswith(GIT):
-            return git_blob_id(data) == digest[len(GIT) :].partition(":")[0]
-        return hashlib.sha256(data).hexdigest() == digest
+        return data is not None and _holds_bytes(data, digest)
 
     def _bytes_of(self, digest: str) -> bytes | None:
         """The kept bytes of ``digest``: our blob, or git's (None: git no longer has it)."""

@@ -400,3 +400,27 @@ def test_git_run_in_another_repository_runs_none_of_its_drivers(
     assert not marker.exists(), marker.read_text()
     git(inner, "diff", "HEAD")  # the person's own git: the attack is real
     assert marker.exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--config-env", "core.editor=HOME", "diff-files"],  # as two arguments, as git takes it
+        ["--attr-source", "config", "diff"],  # git 2.40 and later: a tree named "config"
+        ["--super-prefix", "config/", "diff"],
+    ],
+)
+def test_a_valued_option_of_git_is_not_taken_for_its_command(
+    workspace: Path, args: list[str]
+) -> None:
+    """git takes ``--config-env``, ``--attr-source`` and ``--super-prefix`` with their value
+    as the next argument too. Vis took that value for git's command: ``config`` named no
+    driver to switch off, and a ``diff-files`` (which reads no ``diff.ignoreSubmodules``)
+    got no ``--ignore-submodules=all`` and looked into submodules. Now the command after the
+    value is guarded as any other."""
+    make_repo(workspace)
+    git(workspace, "config", "diff.x.textconv", "evil")
+    argv = git_argv(args, workspace)
+    command = argv.index(args[2])
+    assert argv[command + 1] == "--ignore-submodules=all"
+    assert "diff.x.textconv=cat" in argv[:command]

@@ -185,8 +185,20 @@ def driver_overrides(cwd: Path, place: Sequence[str] = ()) -> list[str]:
     return pairs
 
 
-# git's own options that take a value, before the command
-_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"})
+# git's own options that take a value, before the command (also as the next argument)
+_VALUED = frozenset(
+    {
+        "-C",
+        "-c",
+        "--git-dir",
+        "--work-tree",
+        "--namespace",
+        "--exec-path",
+        "--config-env",
+        "--attr-source",
+        "--super-prefix",
+    }
+)
 # git's own options that send it to another repository or working tree than its folder's
 _PLACE = frozenset({"-C", "--git-dir", "--work-tree", "--bare"})
 

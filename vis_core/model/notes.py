@@ -12,7 +12,7 @@ PREVIEW = 160  # characters of a gist or a command a one-line note shows
 FOLDED_BY = {"overflow": " by Vis (the request was too long)", "compact": " by /compact"}
 
 
-def _numbers(values: Sequence[int]) -> str:
+def number_runs(values: Iterable[int]) -> str:
     """``1–16`` for a run, ``1, 3`` for apart, ``1–3, 5`` for both."""
     runs: list[list[int]] = []
     for value in sorted(values):
@@ -34,9 +34,9 @@ def fold_scope(spans: Iterable[Sequence[int]], key: str = "") -> str:
             whole.append(position)
         else:
             blocks = "block" if first == last else "blocks"
-            parts.append(f"turn {position}, {blocks} {_numbers(range(first, last + 1))}")
+            parts.append(f"turn {position}, {blocks} {number_runs(range(first, last + 1))}")
     if whole:
-        parts.insert(0, f"{'turn' if len(whole) == 1 else 'turns'} {_numbers(whole)}")
+        parts.insert(0, f"{'turn' if len(whole) == 1 else 'turns'} {number_runs(whole)}")
     return "; ".join(parts) or key
 
 

@@ -43,6 +43,7 @@ from itertools import islice
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from vis_core.model.notes import number_runs
 from vis_core.model.undo import FolderTooBig, Listed, NotListed, Scan, UndoReport
 from vis_core.paths import private_dir, vis_folders, write_private
 from vis_core.system.git import (
@@ -279,17 +280,6 @@ def alike(state: list[Any] | tuple[Any, ...] | None, other: list[Any] | None) ->
 def listed(files: Files) -> Listing:
     """A checkpoint's files as :func:`file_states` lists them."""
     return {rel: tuple(recorded(f)) for rel, f in files.items()}
-
-
-def _spans(numbers: list[int]) -> str:
-    """``1, 3–5, 8`` of sorted ``numbers``."""
-    spans: list[list[int]] = []
-    for n in numbers:
-        if spans and n == spans[-1][1] + 1:
-            spans[-1][1] = n
-        else:
-            spans.append([n, n])
-    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in spans)
 
 
 class Checkpoints:
@@ -899,7 +889,7 @@ class Checkpoints:
     def _nothing_left(self, left: int) -> str:
         """Why ``/undo`` cannot go back as far as asked, with ``left`` turns it can undo."""
         undone = sorted(set(self._undone()))
-        said = f"/undo already undid turn{'s' if len(undone) > 1 else ''} {_spans(undone)}"
+        said = f"/undo already undid turn{'s' if len(undone) > 1 else ''} {number_runs(undone)}"
         said = said if undone else ""
         if left:
             return f"only {plural(left, 'turn')} of this session can be undone" + (

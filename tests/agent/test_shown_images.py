@@ -45,7 +45,7 @@ async def test_shown_image_rides_on_the_next_request_only(workspace: Path, tmp_p
         session = await host.new_session()
         ended = await session.submit("dot")
         assert ended.status is TurnStatus.COMPLETED, ended.error
-        after_turn = session._conversation.request_messages()
+        after_turn = session.conversation.request_messages()
         events = [stored.event for stored in host.store.events(session.id)]
         block = next(e for e in events if isinstance(e, BlockFinished))
         (shown,) = block.images

@@ -154,7 +154,7 @@ async def test_resumed_session_keeps_conversation_and_sandbox_values(workspace, 
     try:
         assert host.registry.latest_session_id() == first.id
         resumed = await host.open_session(first.id)
-        assert [m.role for m in resumed._conversation.messages] == [
+        assert [m.role for m in resumed.conversation.messages] == [
             "user",
             "assistant",
             "tool",

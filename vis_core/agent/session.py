@@ -179,7 +179,8 @@ class AgentSession:
         self._store = deps.store
         self.events = deps.events
         self.position = deps.position
-        self._conversation = ConversationBuilder(self._load_image)
+        # the transcript as the model sees it (folds applied in ``request_messages``)
+        self.conversation = ConversationBuilder(self._load_image)
         self._task: asyncio.Task[TurnEnded] | None = None
         self.usage = Usage()
         self.cost = 0.0
@@ -203,11 +204,6 @@ class AgentSession:
     def call_state(self) -> SessionCallState:
         """What its calls share: who waits on its turn, the images shown with a result."""
         return self.invoker.call_state
-
-    @property
-    def conversation(self) -> ConversationBuilder:
-        """The transcript as the model sees it (folds applied in ``request_messages``)."""
-        return self._conversation
 
     async def system_prompt(self) -> str:
         """The system prompt the next request carries."""
@@ -298,7 +294,7 @@ class AgentSession:
         await self.events.emit(event)
 
     def _absorb(self, event: Event) -> None:
-        self._conversation.add(event)
+        self.conversation.add(event)
         if isinstance(event, TurnStarted):
             self.turn_count = max(self.turn_count, event.position)
         elif isinstance(event, UsageReported):
@@ -591,7 +587,7 @@ class AgentSession:
         return ModelRequest(
             model=self.model.model,
             system=system,
-            messages=tuple(self._conversation.request_messages(person_images=images)),
+            messages=tuple(self.conversation.request_messages(person_images=images)),
             tools=(
                 ToolDefinition(
                     PYTHON_EXECUTION, PYTHON_EXECUTION_DESCRIPTION, PYTHON_EXECUTION_PARAMETERS

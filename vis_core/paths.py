@@ -397,8 +397,6 @@ def _outside(target: Path, root: Path) -> str | None:
 
 def hard_link_problem(path: Path | str, names: int) -> str:
     """Why a control file with another name (a hard link) is not loaded, and what to do."""
-    import shlex
-
     own = shlex.quote(f"{path}.own")
     return (
         f"it has another name (a hard link, {names} names in all), through which a block could "

@@ -130,8 +130,6 @@ __getattr__ = lender(__name__, _LENT)
 async def stored_sessions(limit: int) -> list[SessionRow]:
     """Up to ``limit`` stored sessions of every workspace, newest first, read from the
     database of this VIS_HOME without opening a workspace."""
-    import asyncio
-
     from vis_core.paths import VisPaths
     from vis_core.store import Store
 
@@ -434,8 +432,6 @@ class Frontend:
     async def fork_session(self, session_id: str, what: str) -> str | None:
         """A stored copy of ``session_id`` up to its last settled turn: its id, None when no
         turn has settled yet (LookupError when there is no such session)."""
-        import asyncio
-
         from vis_core.extension_host.session_changes import fork_stored
 
         try:

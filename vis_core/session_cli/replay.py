@@ -99,11 +99,9 @@ def _turn_script(turn: StoredTurn) -> list[dict[str, Any]]:
         elif block is not None:
             response["tool"] = {"name": block.tool, "arguments": block.arguments}
         responses.append(response)
-    if turn.status in (
-        TurnStatus.FAILED,
-        TurnStatus.CANCELLED,
-    ):  # it ended there: so the replay does, and the
-        failure = {"status": 400, "message": REPLAYED_FAILURE}  # next turn's answers align
+    if turn.status in (TurnStatus.FAILED, TurnStatus.CANCELLED):
+        # it ended there: so the replay does, and the next turn's answers align
+        failure = {"status": 400, "message": REPLAYED_FAILURE}
         if responses and not {"code", "tool"} & set(responses[-1]):
             responses[-1]["error"] = failure  # the text it streamed before it failed
         else:

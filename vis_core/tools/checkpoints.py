@@ -486,7 +486,7 @@ class Checkpoints:
             kept = None  # none then, or no copy of it kept: no rules
             if was is not None and was[3] is not None:
                 with contextlib.suppress(OSError):
-                    kept = self._bytes_of(was[3])
+                    kept = self.kept_bytes(was[3])
             text = kept[:MAX_IGNORE_BYTES].decode("utf-8", "replace") if kept else None
             rules_then[str(path.parent)] = text
         listed_now = {**files, **found}
@@ -505,10 +505,6 @@ class Checkpoints:
         if len(links) > self.max_links:
             return False
         return sum(len(rel) + len(target) for rel, target in links.items()) <= self.max_link_bytes
-
-    def kept_bytes(self, digest: str) -> bytes | None:
-        """The bytes a checkpoint kept under ``digest`` (None: git no longer has them)."""
-        return self._bytes_of(digest)
 
     # -- taking -----------------------------------------------------------------------------
 
@@ -792,7 +788,7 @@ class Checkpoints:
                     self._put_mode_back(rel, mode)
                     restored.append(rel)
                 continue
-            data = self._bytes_of(digest) if digest is not None else None
+            data = self.kept_bytes(digest) if digest is not None else None
             if data is None:
                 not_kept.append(rel)
                 continue
@@ -964,7 +960,7 @@ class Checkpoints:
         data = self._as_listed(rel, size)
         return data is not None and _holds_bytes(data, digest)
 
-    def _bytes_of(self, digest: str) -> bytes | None:
+    def kept_bytes(self, digest: str) -> bytes | None:
         """The kept bytes of ``digest``: our blob, or git's (None: git no longer has it)."""
         if not digest.startswith(GIT):
             return (self.blobs / digest).read_bytes()

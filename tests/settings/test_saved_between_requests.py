@@ -37,9 +37,9 @@ class HeldProvider(ScriptedProvider):
         self.streaming = asyncio.Event()  # the first request is under way
         self.go_on = asyncio.Event()
 
-    async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         first = not self.requests
-        async for event in super()._stream(request):
+        async for event in super().stream(request):
             yield event
             if first and not self.go_on.is_set():
                 self.streaming.set()

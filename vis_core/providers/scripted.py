@@ -253,9 +253,6 @@ class ScriptedProvider:
     async def aclose(self) -> None:
         """Nothing to close; here so every provider can be closed alike."""
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        return self._stream(request)
-
     def _choose_track(self, request: ModelRequest) -> None:
         """At the session's first request: the ``sessions`` track its request names, if any."""
         asked = next((m.text for m in reversed(request.messages) if m.role == "user"), "")
@@ -264,7 +261,7 @@ class ScriptedProvider:
             self.responses = self._tracks[found]
         self._tracks = {}
 
-    async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         if not self.requests and self._tracks:
             self._choose_track(request)
         self.requests.append(request)

@@ -63,8 +63,9 @@ class SessionWorkers:
         # the extensions as loaded when a call last looked its worker up, and the worker of
         # each owner looked up since (a load or /reload makes a new LoadedExtensions)
         self._routes: tuple[LoadedExtensions | None, dict[str, SessionWorker]] = (None, {})
-        # the session's loop: a worker made later, from a thread, still answers on it
-        self._loop: asyncio.AbstractEventLoop | None = running_loop() or place.loop
+        # the session's loop, where its calls to the workers are awaited: a worker made
+        # later, from a thread, still answers on it
+        self.loop: asyncio.AbstractEventLoop | None = running_loop() or place.loop
         self._direct: DirectHost | None = None
 
     @property
@@ -107,7 +108,7 @@ class SessionWorkers:
                     self._place,
                     self._values,
                     times=self.times,
-                    loop=self._loop,
+                    loop=self.loop,
                 )
                 worker.direct = self._direct
                 self._workers[key] = worker
@@ -161,11 +162,6 @@ class SessionWorkers:
     async def ready_for(self, owner: str) -> None:
         """Until ``owner``'s worker can take a call (started, cancelled calls settled)."""
         await self.worker_for(owner).ready_for(owner)
-
-    @property
-    def loop(self) -> asyncio.AbstractEventLoop | None:
-        """The session's loop, where its calls to the workers are awaited."""
-        return self._loop
 
     async def callbacks(
         self,

@@ -501,6 +501,7 @@ class ToolInvoker:
                         drawn = (parts[0], parts[1])
                     else:
                         result = await self._run(tool, call_args, call_kwargs, in_worker)
+            returnable(result)  # a value that cannot reach the sandbox: the call failed
         except asyncio.CancelledError:
             if pending:
                 await asyncio.shield(asyncio.gather(*pending, return_exceptions=True))
@@ -518,13 +519,6 @@ class ToolInvoker:
             raise
         if pending:  # the updates ``publish`` emitted reach the store before the end
             await asyncio.gather(*pending, return_exceptions=True)
-        try:
-            returnable(result)
-        except Exception as exc:  # the value cannot reach the sandbox: the call failed
-            await render(RenderPhase.FAILURE, error=exc, context=context)
-            record = self.ended(record, error=exc)
-            await self._end(record, started=shown)
-            raise
         await render(RenderPhase.SUCCESS, result=result, context=context, drawn=drawn)
         await self._end(self.returned(record, result, context), started=shown)
         return result

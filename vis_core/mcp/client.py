@@ -453,9 +453,8 @@ class ServerConnection:
         status = self._last_status
         if not stdio and status is not None and status >= 400 and f"HTTP {status}" not in text:
             text += f" (HTTP {status})"
-        if self.config.transport is Transport.HTTP and urlsplit(self.config.url).path.rstrip(
-            "/"
-        ).endswith("/sse"):
+        http = self.config.transport is Transport.HTTP
+        if http and urlsplit(self.config.url).path.rstrip("/").endswith("/sse"):
             text += f" ({SSE_HINT})"
         return text
 
@@ -546,9 +545,8 @@ class ServerConnection:
             self._last_status = response.status_code
 
         auth = None
-        if config.source is not Source.CLIENT and uses_oauth(
-            config
-        ):  # no Authorization header: the stored sign-in, if any
+        # no Authorization header: the stored sign-in, if any
+        if config.source is not Source.CLIENT and uses_oauth(config):
             from vis_core.paths import VisPaths
 
             auth = await make_provider(

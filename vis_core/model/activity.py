@@ -54,8 +54,7 @@ class RenderPhase(StrEnum):
 
 
 def _one_line(value: object, what: str, *, allow_empty: bool = True) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"{what} must be a string, got {type(value).__name__}")
+    value = _str(value, what)
     if "\n" in value or "\r" in value:
         raise ValueError(f"{what} must be one line; put longer text in content blocks")
     if len(value.encode("utf-8")) > MAX_LINE_BYTES:

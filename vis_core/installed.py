@@ -49,15 +49,14 @@ _KEPT_PATHS = 4  # the sys.paths whose answers the file keeps (vis, its workers,
 
 def _load(cache: Path) -> list[dict[str, Any]]:
     """The file's ``[{"sys_path": marks, "answers": {...}}, ...]``, newest first."""
-    try:
+    # none yet, damaged or another format
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
         data = json.loads(cache.read_text(encoding="utf-8"))
         if data["python"] == sys.version:
             return [
                 {"sys_path": entry["sys_path"], "answers": dict(entry["answers"])}
                 for entry in data["paths"]
             ]
-    except (OSError, ValueError, KeyError, TypeError):  # none yet, damaged or another format
-        pass
     return []
 
 

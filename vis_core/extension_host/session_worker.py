@@ -532,11 +532,9 @@ def _print_to_host(level: str, message: str, source: str) -> None:
     the host."""
     from vis_core.extension.runtime import current_runtime
 
-    try:
+    with contextlib.suppress(Exception):  # the channel is gone: the line still goes somewhere
         current_runtime().log(level, message, source)  # the host's vis.log
         return
-    except Exception:  # the channel is gone: the line still goes somewhere
-        pass
     if sys.__stderr__ is not None:
         sys.__stderr__.write(f"[{source}] {message}\n")
 

@@ -920,13 +920,12 @@ class Sandbox:
         stdin = self._stdin
         if self._proc is None or stdin is None:
             raise ChildGone(self._death or "is not running")
-        try:
+        # a dead child: the exit handler reports its death
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             stdin.write(line)
             transport = stdin.transport
             if transport.get_write_buffer_size() > _DRAIN_ABOVE:  # type: ignore[attr-defined]
                 await stdin.drain()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the exit handler reports the death
 
     # -- what the child's calls need (:class:`~vis_core.sandbox.calls.ChildSide`) ------------
     def ready(self, msg: Ready) -> None:

@@ -413,14 +413,12 @@ async def _answer(writer: asyncio.StreamWriter, status: int, reason: str) -> Non
 
 
 async def _copy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
+    with contextlib.suppress(ConnectionError, RuntimeError):
         while chunk := await reader.read(65536):
             writer.write(chunk)
             await writer.drain()
         if writer.can_write_eof():
             writer.write_eof()
-    except (ConnectionError, RuntimeError):
-        pass
 
 
 async def _pipe_both(

@@ -85,11 +85,9 @@ def _relay(client: socket.socket, socket_path: str) -> None:
 
 
 def _pump(source: socket.socket, target: socket.socket) -> None:
-    try:
+    with contextlib.suppress(OSError):
         while data := source.recv(65536):
             target.sendall(data)
-    except OSError:
-        pass
     with contextlib.suppress(OSError):
         target.shutdown(socket.SHUT_WR)
 

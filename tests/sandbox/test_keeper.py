@@ -1,8 +1,10 @@
 """The keeper ends a command's whole tree when its owner dies by kill -9, as root and as an
-ordinary user (a bare uid), with the system Python the keeper needs (stdlib only)."""
+ordinary user (a bare uid), with the system Python the keeper needs (stdlib only); a jailed
+command stopped right after it starts ends by the SIGTERM alone."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
@@ -15,7 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from vis_core.system.jail_check import find_bwrap, jail_problem
+from vis_core.system.keeper import children
 from vis_core.system.lifetime import KEEPER
+from vis_core.system.process import ChildProcess
+from vis_core.system.shell import jailed
 
 # The owner stands in for Vis: it holds its end of the socket pair and starts the keeper.
 OWNER = """
@@ -109,3 +115,49 @@ def test_kill_9_of_the_owner_ends_every_process_of_the_tree(user: int | None) ->
             os.kill(pid, signal.SIGKILL)
         shutil.rmtree(folder, ignore_errors=True)
     assert left == [], "processes of the command outlived the owner's kill -9"
+
+
+def _program(pid: int) -> str:
+    """What ``pid`` runs (its ``argv[0]``); empty once it is gone."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as file:
+            return file.read().split(b"\0")[0].decode()
+    except OSError:
+        return ""
+
+
+@pytest.mark.skipif(jail_problem() is not None, reason=str(jail_problem()))
+async def test_a_jailed_command_stopped_as_it_starts_ends_by_the_sigterm(workspace: Path) -> None:
+    """A SIGTERM that came while the keeper's child still had the keeper's handlers was taken
+    as the keeper's and lost; one that ended the outer bubblewrap before the inner one (the
+    jail's first process, which drops a SIGTERM from outside) had asked to die with it left
+    the inner one, and the command, running: both until the SIGKILL after the grace. The
+    command is stopped at each of those moments in turn, and no SIGKILL ever follows."""
+    bwrap = find_bwrap()
+    for attempt in range(30):
+        started: list[int] = []
+        child = ChildProcess(
+            ["bash", "-c", "sleep 300"],
+            env={"PATH": "/usr/bin:/bin"},
+            cwd=workspace,
+            jail=lambda argv: jailed(argv, workspace),
+            keeper="shell",
+        )
+        try:
+            while child.running and not (started := children(child.pid)):
+                pass  # forked: it may not have reset the keeper's handlers yet
+            if attempt % 3 and child.running:  # bubblewrap, before or after its namespace
+                while child.running and _program(started[0]) not in ("", bwrap):
+                    pass
+                while attempt % 3 == 2 and child.running and not children(started[0]):
+                    pass
+            child.terminate()
+            try:
+                code = await asyncio.wait_for(child.wait(), 20)
+            except TimeoutError:
+                left = [_program(pid) for pid in children(child.pid)]
+                pytest.fail(f"stop {attempt}: the SIGTERM left {left} running")
+            assert code == -signal.SIGTERM, attempt
+        finally:
+            child.kill()
+            await child.wait()

@@ -11,7 +11,13 @@ whose other end only Vis holds: when it reads the end of it, Vis is gone and it 
 descendant.
 
 Vis talks to it with signals: SIGTERM is passed to every descendant, SIGUSR1 kills them all
-(SIGKILL). It reports on ``FD``: ``exit CODE`` when the command itself ends, ``memory BYTES``
+(SIGKILL). The first process of a PID namespace (the jail's inner bubblewrap) drops a SIGTERM
+sent from outside unless it handles it: such a one gets SIGKILL instead, which ends its
+namespace, as the end of the outer bubblewrap would have (the inner one dies with it, unless the
+outer one died before the inner one asked to); for ``STOP_WATCH`` seconds after a SIGTERM the
+keeper looks again every ``STOP_POLL`` for one that appeared since. A signal that reaches the
+command's process before it reset the keeper's handlers waits until it has (it is blocked across
+the fork). It reports on ``FD``: ``exit CODE`` when the command itself ends, ``memory BYTES``
 when the tree's memory went over ``MEMORY`` bytes (0: no limit), after which it kills the tree.
 MODE ``sandbox``: the tree is killed as soon as the command ends; ``shell``: what the command
 left running goes on until it ends or is stopped. The keeper then exits as the command did
@@ -38,6 +44,8 @@ PR_SET_CHILD_SUBREAPER = 36
 MEMORY_POLL = 0.1  # seconds between two sums of the tree's memory
 PARENT_POLL = 1.0  # seconds between two looks at the parent when nothing else wakes us
 GIVE_UP = 5.0  # seconds of killing after which a process that will not die is left
+STOP_WATCH = 5.0  # seconds after a SIGTERM during which new processes are looked at (see above)
+STOP_POLL = 0.01  # seconds between two of those looks
 # Found on first use, not at import: Vis imports this module for its process trees alone
 # (:func:`tree`), and neither ctypes nor a walk of its own memory's map belongs in its start.
 _libc: list[object] = []
@@ -138,6 +146,20 @@ def signal_all(sig: int) -> None:
             pass
 
 
+def drops_term(pid: int) -> bool:
+    """Whether ``pid`` is the first process of a PID namespace below ours that leaves SIGTERM
+    to its default action: the kernel drops a SIGTERM sent to it from outside that namespace
+    (only SIGKILL reaches it)."""
+    try:
+        with open(f"/proc/{pid}/status") as file:
+            status = dict(line.split(":", 1) for line in file if ":" in line)
+        namespaces = status["NSpid"].split()
+        handled = int(status["SigCgt"], 16) | int(status["SigIgn"], 16)
+    except (OSError, KeyError, ValueError):
+        return False
+    return len(namespaces) > 1 and namespaces[-1] == "1" and not handled >> (signal.SIGTERM - 1) & 1
+
+
 def _sum_fields(path: str, fields: tuple[str, ...]) -> int | None:
     """The sum of ``fields`` (kB lines) of a ``/proc`` file in bytes; None if unreadable."""
     total = 0
@@ -208,6 +230,8 @@ class Keeper:
         self.me = os.getpid()
         self.target = 0
         self.status: int | None = None  # the command's wait status once it ended
+        self.watch_until = 0.0  # until when a stop looks for processes that drop its SIGTERM
+        self.looked: set[int] = set()  # the processes it looked at
 
     def say(self, text: str) -> None:
         if self.channel < 0:
@@ -218,6 +242,9 @@ class Keeper:
             pass
 
     def start(self) -> None:
+        # blocked across the fork: a signal sent to the child before it reset its handlers
+        # (the keeper's, which would take it as the keeper's) waits, and acts once they are
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, RESET)
         pid = os.fork()
         if pid == 0:
             try:
@@ -233,6 +260,7 @@ class Keeper:
             except BaseException as exc:
                 os.write(2, f"vis: could not start {self.argv[0]}: {exc}\n".encode())
             os._exit(127)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         self.target = pid
         devnull = os.open(os.devnull, os.O_RDWR)  # hold none of the command's pipes
         for fd in (0, 1) if self.mode == "server" else (0, 1, 2):
@@ -270,6 +298,27 @@ class Keeper:
                 os.killpg(self.target, sig)
         except OSError:
             pass
+
+    def terminate(self) -> None:
+        """SIGTERM to the tree, SIGKILL to each process of it that would drop the SIGTERM
+        (:func:`drops_term`); such a one that appears later gets it in :meth:`watch`."""
+        self.signal_tree(signal.SIGTERM)
+        self.watch_until = time.monotonic() + STOP_WATCH
+        self.looked.clear()
+        self.watch()
+
+    def watch(self) -> None:
+        """SIGKILL to each process new to the tree since the last look that would drop a
+        SIGTERM: a jail's inner bubblewrap whose outer one ended (by the SIGTERM) before the
+        inner one had asked to die with it, left otherwise until the grace ends."""
+        for pid in descendants():
+            if pid not in self.looked:
+                self.looked.add(pid)
+                if drops_term(pid):
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
 
     def kill_all(self) -> None:
         """SIGKILL every descendant until none is left (new orphans come to the keeper); one
@@ -314,7 +363,8 @@ class Keeper:
         if self.mode == "server":
             self.start()
         while True:
-            timeout = MEMORY_POLL if self.memory else PARENT_POLL
+            watching = time.monotonic() < self.watch_until
+            timeout = STOP_POLL if watching else MEMORY_POLL if self.memory else PARENT_POLL
             try:
                 ready, _, _ = select.select(watched, [], [], timeout)
             except InterruptedError:
@@ -343,7 +393,9 @@ class Keeper:
             if said and not self.target:  # Vis says the command may start
                 self.start()
             if signal.SIGTERM in signals:
-                self.signal_tree(signal.SIGTERM)
+                self.terminate()
+            elif watching:
+                self.watch()
             left = self.reap()
             if self.status is not None and (self.mode != "shell" or not left):
                 self.leave()

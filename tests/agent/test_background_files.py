@@ -35,6 +35,16 @@ def _script(tmp_path: Path, responses: list[dict[str, str]]) -> Path:
     return script
 
 
+def _let_the_command_write(workspace: Path) -> None:
+    """Let the running command (:data:`STAYS`) write, and wait until it has (up to 30 s),
+    holding whatever called this: the turn, when an event handler does."""
+    (workspace / "go").touch()
+    for _ in range(3000):
+        if (workspace / "done").exists():
+            break
+        time.sleep(0.01)
+
+
 async def test_what_a_command_writes_after_its_turn_is_listed_and_undone_with_that_turn(
     workspace: Path, tmp_path: Path
 ) -> None:
@@ -117,11 +127,7 @@ async def test_what_a_running_command_wrote_is_listed_as_the_next_turn_begins(
 
     def write_as_the_second_turn_starts(event: Event) -> None:
         if isinstance(event, TurnStarted) and event.position == 2:
-            (workspace / "go").touch()
-            for _ in range(3000):  # until the command wrote, holding the turn (it runs on)
-                if (workspace / "done").exists():
-                    break
-                time.sleep(0.01)
+            _let_the_command_write(workspace)
         events.append(event)
 
     try:
@@ -226,11 +232,7 @@ async def test_what_a_command_wrote_before_the_session_closed_is_listed_and_undo
         session = await host.new_session()
         session.subscribe(events.append)
         await session.submit("start it")
-        (workspace / "go").touch()
-        for _ in range(3000):  # until the command wrote (it runs on)
-            if (workspace / "done").exists():
-                break
-            time.sleep(0.01)
+        _let_the_command_write(workspace)
     finally:
         await host.close()
     (changed,) = [e for e in events if isinstance(e, BackgroundFilesChanged)]
@@ -262,11 +264,7 @@ async def test_what_a_command_writes_between_two_blocks_is_not_listed_as_the_sec
     def write_after_the_first_block(event: Event) -> None:
         events.append(event)
         if isinstance(event, BlockFinished) and not (workspace / "go").exists():
-            (workspace / "go").touch()  # after the first block's listing
-            for _ in range(3000):  # until the command wrote, holding the turn
-                if (workspace / "done").exists():
-                    break
-                time.sleep(0.01)
+            _let_the_command_write(workspace)  # after the first block's listing
 
     try:
         session = await host.new_session()
@@ -306,11 +304,7 @@ async def test_a_write_as_the_next_turn_takes_its_checkpoint_is_that_turns(
 
     def write_between_the_listing_and_the_checkpoint(event: Event) -> None:
         if isinstance(event, TurnStarted) and event.position == 2:
-            (workspace / "go").touch()
-            for _ in range(3000):  # until the command wrote, holding the turn (it runs on)
-                if (workspace / "done").exists():
-                    break
-                time.sleep(0.01)
+            _let_the_command_write(workspace)
         if isinstance(event, BackgroundFilesChanged) and event.turn_id:  # told, not taken
             (workspace / "late.txt").write_text("late\n")
         events.append(event)

@@ -151,3 +151,21 @@ def test_python_environment_never_waits_on_a_pipe_named_vis_yml(
             return vis.python_environment()
 
     assert without_waiting_on(workspace / "vis.yml", ask) == "project"
+
+
+def test_a_vis_yml_or_config_nested_too_deeply_is_a_clear_error(
+    vis_home: Path, workspace: Path
+) -> None:
+    """A checkout's ``vis.yml`` (or the person's ``config.toml``) nested thousands deep made
+    ``vis.python_environment()`` raise ``RecursionError`` out of the parser; it is the same
+    ``ValueError`` naming the file as any other file Vis cannot read."""
+    context = CallContext(session_id="s", workspace_root=workspace, project_root=workspace)
+    (workspace / "vis.yml").write_text("python: " + "[" * 20_000 + "]" * 20_000 + "\n")
+    TrustStore(VisPaths.from_env()).trust(workspace)
+    with calling(context), pytest.raises(ValueError, match=r"vis\.yml.*nests too deeply"):
+        vis.python_environment()
+    (workspace / "vis.yml").unlink()
+    config = VisPaths.from_env().config_file
+    config.write_text("python = " + "[" * 20_000 + "]" * 20_000 + "\n")
+    with calling(context), pytest.raises(ValueError, match=r"config\.toml.*nests too deeply"):
+        vis.python_environment()

@@ -19,7 +19,7 @@ from vis_core.extension.place import require_trusted
 from vis_core.extension.roots import project_root, workspace_root
 from vis_core.extension.runtime import current_runtime
 from vis_core.paths import VisPaths, project_trusted
-from vis_core.small_files import small_bytes
+from vis_core.small_files import load_yaml, small_bytes
 from vis_core.system.git import (
     MAX_LISTED,
     MAX_LISTED_BYTES,
@@ -149,7 +149,9 @@ def _yaml(path: Path) -> dict[str, Any]:
     if raw is None:
         return {}
     try:
-        data = yaml.safe_load(raw.decode("utf-8", errors="replace"))
+        data = load_yaml(raw.decode("utf-8", errors="replace"))
+    except RecursionError:
+        raise ValueError(_too_deep(path)) from None
     except yaml.YAMLError as exc:
         raise ValueError(
             f"{path} is not valid YAML ({exc}); fix it to read python.environment"
@@ -162,7 +164,13 @@ def _toml(path: Path) -> dict[str, Any]:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
+    except RecursionError:
+        raise ValueError(_too_deep(path)) from None
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(
             f"{path} is not valid TOML ({exc}); fix it to read python.environment"
         ) from None
+
+
+def _too_deep(path: Path) -> str:
+    return f"{path} nests too deeply to read; fix it to read python.environment"

@@ -214,11 +214,7 @@ class Process:
         self._read.append(True)
 
         async def read() -> str:
-            dropped = self._handle.stdout.dropped + self._handle.stderr.dropped
-            text = self._handle.combined()
-            if dropped:
-                text = f"[{dropped:,} earlier bytes dropped from the 8 MiB buffer]\n" + text
-            return text
+            return self._handle.printed()
 
         return PROCESSES.run(read())
 

@@ -242,13 +242,18 @@ class ShellHandle(HostHandle):
         merged = sorted(list(self.stdout.chunks) + list(self.stderr.chunks))
         return "".join(text for _, text in merged)
 
-    def logs(self) -> str:
-        """Everything printed so far (stdout and stderr in arrival order), tail-bounded."""
+    def printed(self) -> str:
+        """Everything printed so far, stdout and stderr in arrival order, after a line that
+        says how many earlier bytes the buffers dropped, if any."""
         dropped = self.stdout.dropped + self.stderr.dropped
-        text = self.combined()
-        if dropped:
-            text = f"[{dropped:,} earlier bytes dropped from the 8 MiB buffer]\n" + text
-        return fit_output(text, self._output_dir, keep=Keep.TAIL, label=f"shell-{self.id}")
+        note = f"[{dropped:,} earlier bytes dropped from the 8 MiB buffer]\n" if dropped else ""
+        return note + self.combined()
+
+    def logs(self) -> str:
+        """:meth:`printed`, tail-bounded."""
+        return fit_output(
+            self.printed(), self._output_dir, keep=Keep.TAIL, label=f"shell-{self.id}"
+        )
 
     @property
     def over_memory(self) -> int | None:

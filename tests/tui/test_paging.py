@@ -16,7 +16,7 @@ from textual.widget import Widget
 
 from vis_tui.app import VisApp
 from vis_tui.widgets.stored_turn import StoredTurnView
-from vis_tui.widgets.transcript import Transcript
+from vis_tui.widgets.transcript import PAGE_TURNS, Transcript
 
 from .support import started, store_session, until, vis_app, write_script
 
@@ -86,6 +86,7 @@ async def test_ctrl_home_reaches_the_first_turn_in_one_press(
     2,000); going down mounts the rest again."""
     async with _paging(workspace) as (app, pilot, transcript):
         assert _positions(transcript)[:1] == [51]
+        ahead = min(_positions(transcript)) - 2 * PAGE_TURNS  # what idle moments may draw
         made: list[int] = []
         init = StoredTurnView.__init__
 
@@ -99,7 +100,9 @@ async def test_ctrl_home_reaches_the_first_turn_in_one_press(
             pilot, lambda: _positions(transcript)[:1] == [1], seen=lambda: _positions(transcript)
         )
         await until(pilot, lambda: transcript.scroll_y == 0)
-        assert max(made) < 20, made  # turns 20 to 50 were never built on the way
+        # turns 20 to 50 were never built on the way; the two pages above the newest ones may
+        # be read and drawn ahead at idle moments (on a loaded machine, after the count began)
+        assert ahead > 20 and not [p for p in made if 20 <= p < ahead], (ahead, made)
         for _ in range(12):
             await pilot.press("pagedown")
         await until(pilot, lambda: max(_positions(transcript)) > 8)
@@ -561,6 +564,7 @@ async def test_ctrl_home_after_a_new_turn_of_a_resumed_session_mounts_the_first_
         transcript,
     ):
         await _send(app, pilot, transcript, "newest")
+        ahead = min(_positions(transcript)) - 2 * PAGE_TURNS  # what idle moments may draw
         made: list[int] = []
         init = StoredTurnView.__init__
 
@@ -571,7 +575,9 @@ async def test_ctrl_home_after_a_new_turn_of_a_resumed_session_mounts_the_first_
         monkeypatch.setattr(StoredTurnView, "__init__", counted)
         await pilot.press("ctrl+home")
         await until(pilot, lambda: _positions(transcript)[:1] == [1])
-        assert max(made) < 20, made  # turns 20 to 50 were never built on the way
+        # turns 20 to 50 were never built on the way; the two pages above the newest ones may
+        # be read and drawn ahead at idle moments (on a loaded machine, after the count began)
+        assert ahead > 20 and not [p for p in made if 20 <= p < ahead], (ahead, made)
         await pilot.press("ctrl+end")
         await until(pilot, lambda: _requests(transcript)[-2:] == ["request 70", "newest"])
 

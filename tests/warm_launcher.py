@@ -63,18 +63,26 @@ def main() -> None:
     asked = False
     for signum in FORWARDED:
         _signal.signal(signum, forward)
-    try:
-        conn.connect(path)
-    except OSError as exc:
-        fail(f"cannot reach the fork server of the test servers at {path}: {exc}")
     payload = marshal.dumps((script, args, dict(os.environ), os.getcwd(), fds, umask))
     message = len(payload).to_bytes(4, "little") + payload
     rights = b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in fds)
-    try:
-        sent = conn.sendmsg([message], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
-        conn.sendall(message[sent:])
-    except OSError as exc:
-        fail(f"the fork server at {path} did not take {what}: {exc}")
+    # A monitor reads the whole request before it forks the process, so a request it broke
+    # off (EPIPE: seen about once in a few hundred runs, cause not found) ran nothing: ask
+    # again on a new connection.
+    for attempt in range(3):
+        try:
+            conn.connect(path)
+        except OSError as exc:
+            fail(f"cannot reach the fork server of the test servers at {path}: {exc}")
+        try:
+            sent = conn.sendmsg([message], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, rights)])
+            conn.sendall(message[sent:])
+            break
+        except OSError as exc:
+            if attempt == 2:
+                fail(f"the fork server at {path} did not take {what}: {exc}")
+            conn.close()
+            conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     asked = True
     while pending:  # the monitor sends them on once the server runs
         try:

@@ -45,6 +45,22 @@ def _let_the_command_write(workspace: Path) -> None:
         time.sleep(0.01)
 
 
+async def _two_turns_around_a_running_command(workspace: Path, tmp_path: Path) -> Host:
+    """A Host over a workspace whose a.txt holds "good", scripted to start :data:`STAYS` in
+    its first turn (it appends to a.txt once let) and to write b.txt in its second."""
+    (workspace / "a.txt").write_text("good\n")
+    script = _script(
+        tmp_path,
+        [
+            {"code": STAYS},
+            {"text": "Started."},
+            {"code": "open('b.txt', 'w').write('mine')"},
+            {"text": "Wrote b."},
+        ],
+    )
+    return await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+
+
 async def test_what_a_command_writes_after_its_turn_is_listed_and_undone_with_that_turn(
     workspace: Path, tmp_path: Path
 ) -> None:
@@ -112,17 +128,7 @@ async def test_what_a_running_command_wrote_is_listed_as_the_next_turn_begins(
     from vis_core.session_files import ExportFormat, export_session
     from vis_core.store import Store
 
-    (workspace / "a.txt").write_text("good\n")
-    script = _script(
-        tmp_path,
-        [
-            {"code": STAYS},
-            {"text": "Started."},
-            {"code": "open('b.txt', 'w').write('mine')"},
-            {"text": "Wrote b."},
-        ],
-    )
-    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    host = await _two_turns_around_a_running_command(workspace, tmp_path)
     events: list[Event] = []
 
     def write_as_the_second_turn_starts(event: Event) -> None:
@@ -289,17 +295,7 @@ async def test_a_write_as_the_next_turn_takes_its_checkpoint_is_that_turns(
     that turn's checkpoint was in neither scan: no row listed it and no /undo took it back.
     The checkpoint now records the listing's scan: the write is the new turn's, listed with
     its first block and undone with it."""
-    (workspace / "a.txt").write_text("good\n")
-    script = _script(
-        tmp_path,
-        [
-            {"code": STAYS},
-            {"text": "Started."},
-            {"code": "open('b.txt', 'w').write('mine')"},
-            {"text": "Wrote b."},
-        ],
-    )
-    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    host = await _two_turns_around_a_running_command(workspace, tmp_path)
     events: list[Event] = []
 
     def write_between_the_listing_and_the_checkpoint(event: Event) -> None:

@@ -381,34 +381,34 @@ class Form:
         return Answer({f.name: f.coerce(values.get(f.name, f.initial())) for f in self.fields()})
 
 
+def walk(nodes: Iterable[Any]) -> Iterator[Any]:
+    """Every node in ``nodes`` and in the layouts among them, depth first, in declared order."""
+    for node in nodes:
+        yield node
+        yield from walk(children(node))
+
+
+def children(node: Any) -> tuple[Any, ...]:
+    """The nodes a layout (a group, a disclosure) holds; none for any other node."""
+    held = getattr(node, "fields", None) or getattr(node, "nodes", None)
+    return held if isinstance(held, tuple) else ()
+
+
 def iter_fields(nodes: Iterable[Any]) -> Iterator[Field]:
     """Every field in ``nodes``, depth first, in declared order."""
-    for node in nodes:
-        if isinstance(node, Field):
-            yield node
-        children = getattr(node, "fields", None) or getattr(node, "nodes", None)
-        if isinstance(children, tuple):
-            yield from iter_fields(children)
+    return (node for node in walk(nodes) if isinstance(node, Field))
 
 
 def _check_nodes(nodes: tuple[Any, ...], allowed: tuple[type, ...], where: str) -> None:
     names: set[str] = set()
-    for item in _walk(nodes, allowed, where):
+    for item in walk(nodes):
+        if not isinstance(item, allowed):
+            kinds = ", ".join(sorted(t.__name__ for t in allowed))
+            _fail(where, f"{not_a_node(item)} is not a component here (expected one of: {kinds})")
         if isinstance(item, Field):
             if item.name in names:
                 _fail(where, f"two fields are named {item.name!r}; names must be unique")
             names.add(item.name)
-
-
-def _walk(nodes: tuple[Any, ...], allowed: tuple[type, ...], where: str) -> Iterator[Any]:
-    for node in nodes:
-        if not isinstance(node, allowed):
-            kinds = ", ".join(sorted(t.__name__ for t in allowed))
-            _fail(where, f"{not_a_node(node)} is not a component here (expected one of: {kinds})")
-        yield node
-        children = getattr(node, "fields", None) or getattr(node, "nodes", None)
-        if isinstance(children, tuple):
-            yield from _walk(children, allowed, where)
 
 
 def not_a_node(value: Any) -> str:

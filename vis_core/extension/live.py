@@ -23,10 +23,16 @@ from vis_core.extension.live_nodes import (
     check_view_nodes,
     to_plain,
 )
-from vis_core.extension.live_updates import LiveOp, LiveUpdate, apply, change, find
+from vis_core.extension.live_updates import SETTABLE, LiveOp, LiveUpdate, apply, change, find
 from vis_core.extension.runtime import Runtime, RuntimeOverride, current_runtime, install
 
 EventCallback = Callable[["LiveEvent"], Any]
+# the keys ``NodeHandle.set`` takes positionally, by the node's type
+_POSITIONAL: dict[type, tuple[str, ...]] = {
+    **SETTABLE,
+    Stat: ("label", "value"),
+    Steps: ("id", "label", "tone", "detail"),
+}
 
 
 class Placement(StrEnum):
@@ -104,15 +110,7 @@ class NodeHandle:
     def set(self, *args: Any, **values: Any) -> NodeHandle:
         """Change the node: ``status.set(text, tone=, detail=)``, ``progress.set(value=, done=,
         total=)``, ``stat.set(label, value)``, ``steps.set(step_id, label=, tone=, detail=)``…"""
-        node = self._view.node_of(self.id)
-        if isinstance(node, Stat):
-            keys: tuple[str, ...] = ("label", "value")
-        elif isinstance(node, Steps):
-            keys = ("id", "label", "tone", "detail")
-        else:
-            from vis_core.extension.live_updates import _SETTABLE
-
-            keys = _SETTABLE.get(type(node), ())
+        keys = _POSITIONAL.get(type(self._view.node_of(self.id)), ())
         if len(args) > len(keys):
             raise TypeError(f"{self.id}.set() takes at most {len(keys)} positional values")
         data = dict(zip(keys, args, strict=False))

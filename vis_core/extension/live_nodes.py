@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -14,8 +14,10 @@ from vis_core.extension.forms import (
     FormDeclarationError,
     Group,
     Option,
+    _enum,
     _fail,
     not_a_node,
+    walk,
 )
 
 OUTPUT_LINE_LIMIT = 2_000
@@ -37,13 +39,7 @@ class SpinnerVariant(StrEnum):
 
 
 def _tone(value: Any, where: str) -> Tone | None:
-    if value is None:
-        return None
-    try:
-        return Tone(value)
-    except ValueError:
-        _fail(where, f"tone must be one of {', '.join(Tone)}, got {value!r}")
-        raise
+    return None if value is None else _enum(Tone, value, where, "tone")
 
 
 def _need_id(node: Any) -> None:
@@ -217,13 +213,8 @@ class Spinner:
 
     def __post_init__(self) -> None:
         _need_id(self)
-        try:
-            object.__setattr__(self, "variant", SpinnerVariant(self.variant))
-        except ValueError:
-            _fail(
-                f"spinner {self.id!r}",
-                f"variant must be one of {', '.join(SpinnerVariant)}, got {self.variant!r}",
-            )
+        variant = _enum(SpinnerVariant, self.variant, f"spinner {self.id!r}", "variant")
+        object.__setattr__(self, "variant", variant)
 
 
 @dataclass(frozen=True)
@@ -283,23 +274,9 @@ def node_id(node: Any) -> str | None:
     return node.name if isinstance(node, Field) else getattr(node, "id", None)
 
 
-def children(node: Any) -> tuple[Any, ...]:
-    if isinstance(node, Group):
-        return node.fields
-    if isinstance(node, Disclosure):
-        return node.nodes
-    return ()
-
-
 def with_children(node: Any, nodes: tuple[Any, ...]) -> Any:
     key = "fields" if isinstance(node, Group) else "nodes"
     return dataclasses.replace(node, **{key: nodes})
-
-
-def walk(nodes: Iterable[Any]) -> Iterator[Any]:
-    for node in nodes:
-        yield node
-        yield from walk(children(node))
 
 
 def check_view_nodes(nodes: tuple[Any, ...], where: str = "vis.live") -> None:

@@ -7,7 +7,15 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from vis_core.extension.forms import Field, FormDeclarationError, Group, Heading, Paragraph
+from vis_core.extension.forms import (
+    Field,
+    FormDeclarationError,
+    Group,
+    Heading,
+    Paragraph,
+    children,
+    walk,
+)
 from vis_core.extension.live_nodes import (
     OUTPUT_LINE_LIMIT,
     Button,
@@ -30,11 +38,9 @@ from vis_core.extension.live_nodes import (
     _link,
     _tone,
     check_view_nodes,
-    children,
     from_plain,
     node_id,
     to_plain,
-    walk,
     with_children,
 )
 
@@ -52,7 +58,7 @@ class LiveOp(StrEnum):
     DROP_NODE = "drop_node"
 
 
-_SETTABLE: dict[type, tuple[str, ...]] = {
+SETTABLE: dict[type, tuple[str, ...]] = {
     Status: ("text", "tone", "detail"),
     Progress: ("value", "done", "total", "label"),
     Paragraph: ("text",),
@@ -65,7 +71,7 @@ _SETTABLE: dict[type, tuple[str, ...]] = {
 }
 
 ALLOWED_OPS: dict[type, frozenset[LiveOp]] = {
-    **{t: frozenset({LiveOp.SET}) for t in _SETTABLE},
+    **{t: frozenset({LiveOp.SET}) for t in SETTABLE},
     Stat: frozenset({LiveOp.SET, LiveOp.REMOVE, LiveOp.CLEAR}),
     Steps: frozenset({LiveOp.SET, LiveOp.REMOVE, LiveOp.CLEAR}),
     Output: frozenset({LiveOp.WRITE, LiveOp.CLEAR}),
@@ -118,7 +124,7 @@ def apply(nodes: tuple[Any, ...], update: LiveUpdate) -> tuple[Any, ...]:
     if update.op is LiveOp.DROP_NODE:
         if update.node_id is None or find(nodes, update.node_id) is None:
             raise LiveUpdateError(f"the view has no node {update.node_id!r} to drop")
-        return _drop(nodes, update.node_id)
+        return _replace(nodes, update.node_id, lambda node: None)
     if update.node_id is None or find(nodes, update.node_id) is None:
         raise LiveUpdateError(f"the view has no node {update.node_id!r}")
     return _replace(nodes, update.node_id, lambda node: change(node, update.op, update.data))
@@ -128,8 +134,8 @@ def change(node: Any, op: LiveOp, data: dict[str, Any]) -> Any:
     """One node after ``op`` with ``data``."""
     check_op(node, op)
     where = f"{type(node).__name__.lower()} {node_id(node)!r}"
-    if op is LiveOp.SET and type(node) in _SETTABLE:
-        keys = _SETTABLE[type(node)]
+    if op is LiveOp.SET and type(node) in SETTABLE:
+        keys = SETTABLE[type(node)]
         wrong = sorted(set(data) - set(keys))
         if wrong:
             raise LiveUpdateError(f"{where}.set() takes {', '.join(keys)}; not {', '.join(wrong)}")
@@ -138,11 +144,9 @@ def change(node: Any, op: LiveOp, data: dict[str, Any]) -> Any:
         except FormDeclarationError as exc:
             raise LiveUpdateError(str(exc)) from None
     if isinstance(node, Stat):
-        return _keyed(
-            node, "items", op, data, lambda d: StatItem(d["label"], d.get("value", "")), key="label"
-        )
+        return _keyed(node, op, data, lambda d: StatItem(d["label"], d.get("value", "")), "label")
     if isinstance(node, Steps):
-        return _keyed(node, "items", op, data, lambda d: _step(node, d), key="id")
+        return _keyed(node, op, data, lambda d: _step(node, d), "id")
     if isinstance(node, Output):
         if op is LiveOp.CLEAR:
             return dataclasses.replace(node, lines=(), dropped=0)
@@ -164,20 +168,14 @@ def _step(node: Steps, data: dict[str, Any]) -> StepItem:
     return StepItem(**merged)
 
 
-def _keyed(node: Any, attr: str, op: LiveOp, data: dict[str, Any], build: Any, key: str) -> Any:
-    items = getattr(node, attr)
+def _keyed(node: Any, op: LiveOp, data: dict[str, Any], build: Any, key: str) -> Any:
+    """A stat's or steps' items after ``op``: none, all but the one ``key`` names, or one set."""
     if op is LiveOp.CLEAR:
-        return dataclasses.replace(node, **{attr: ()})
-    ident = data.get(key)
+        return dataclasses.replace(node, items=())
     if op is LiveOp.REMOVE:
-        kept = tuple(i for i in items if getattr(i, key) != ident)
-        return dataclasses.replace(node, **{attr: kept})
-    item = build(data)
-    if any(getattr(i, key) == ident for i in items):
-        new = tuple(item if getattr(i, key) == ident else i for i in items)
-    else:
-        new = items + (item,)
-    return dataclasses.replace(node, **{attr: new})
+        kept = tuple(i for i in node.items if getattr(i, key) != data.get(key))
+        return dataclasses.replace(node, items=kept)
+    return dataclasses.replace(node, items=_upsert(node.items, build(data), key))
 
 
 def _table(node: Table, op: LiveOp, data: dict[str, Any], where: str) -> Table:
@@ -187,14 +185,7 @@ def _table(node: Table, op: LiveOp, data: dict[str, Any], where: str) -> Table:
         return dataclasses.replace(node, selected=data.get("row_id"))
     if op is LiveOp.GROUP:
         group = TableGroup(data["group_id"], data.get("label") or data["group_id"])
-        others = tuple(g for g in node.groups if g.id != group.id)
-        known = any(g.id == group.id for g in node.groups)
-        groups = (
-            tuple(group if g.id == group.id else g for g in node.groups)
-            if known
-            else (others + (group,))
-        )
-        return dataclasses.replace(node, groups=groups)
+        return dataclasses.replace(node, groups=_upsert(node.groups, group, "id"))
     row_id = data.get("row_id")
     if op is LiveOp.REMOVE:
         rows = tuple(r for r in node.rows if r.id != row_id and r.parent != row_id)
@@ -211,32 +202,28 @@ def _table(node: Table, op: LiveOp, data: dict[str, Any], where: str) -> Table:
     if group is not None and all(g.id != group for g in node.groups):
         raise LiveUpdateError(f"{where}: no group {group!r}; add it with .group({group!r}, label)")
     row = TableRow(row_id, cells, _tone(data.get("tone"), where), data.get("parent"), group)
-    if any(r.id == row_id for r in node.rows):
-        rows = tuple(row if r.id == row_id else r for r in node.rows)
-    else:
-        rows = node.rows + (row,)
-    return dataclasses.replace(node, rows=rows)
+    return dataclasses.replace(node, rows=_upsert(node.rows, row, "id"))
+
+
+def _upsert(items: tuple[Any, ...], item: Any, key: str) -> tuple[Any, ...]:
+    """``items`` with ``item`` in place of the one that has its ``key``, else at the end."""
+    ident = getattr(item, key)
+    if any(getattr(i, key) == ident for i in items):
+        return tuple(item if getattr(i, key) == ident else i for i in items)
+    return items + (item,)
 
 
 def _replace(nodes: tuple[Any, ...], ident: str, fn: Any) -> tuple[Any, ...]:
+    """``nodes`` with the node ``ident`` (at any depth) replaced by ``fn(node)``, or left out
+    where that is None."""
     out = []
     for node in nodes:
         if node_id(node) == ident:
             node = fn(node)
         elif children(node):
             node = with_children(node, _replace(children(node), ident, fn))
-        out.append(node)
-    return tuple(out)
-
-
-def _drop(nodes: tuple[Any, ...], ident: str) -> tuple[Any, ...]:
-    out = []
-    for node in nodes:
-        if node_id(node) == ident:
-            continue
-        if children(node):
-            node = with_children(node, _drop(children(node), ident))
-        out.append(node)
+        if node is not None:
+            out.append(node)
     return tuple(out)
 
 

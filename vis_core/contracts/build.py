@@ -20,14 +20,6 @@ from vis_core.contracts.types import ANY, describe
 
 TAGS = ("observation", "mutation", "verification", "external")
 
-_KINDS = {
-    inspect.Parameter.POSITIONAL_ONLY: ParameterKind.POSITIONAL_ONLY,
-    inspect.Parameter.POSITIONAL_OR_KEYWORD: ParameterKind.POSITIONAL_OR_KEYWORD,
-    inspect.Parameter.VAR_POSITIONAL: ParameterKind.VAR_POSITIONAL,
-    inspect.Parameter.KEYWORD_ONLY: ParameterKind.KEYWORD_ONLY,
-    inspect.Parameter.VAR_KEYWORD: ParameterKind.VAR_KEYWORD,
-}
-
 
 def callable_spec(
     fn: Callable[..., Any], *, name: str | None = None, tag: str = "observation"
@@ -52,7 +44,7 @@ def callable_spec(
         parameters.append(
             ParameterSpec(
                 name=param.name,
-                kind=_KINDS[param.kind],
+                kind=ParameterKind[param.kind.name],
                 type=type_spec,
                 required=not has_default and not variadic,
                 has_default=has_default,
@@ -83,13 +75,11 @@ def annotation_text(spec: TypeSpec, *, quoted: bool = True) -> str:
     classes) quoted, and a union holding one quoted whole (``'Filter' | None`` would fail
     where it is evaluated: ``'Filter | None'``). ``quoted=False``: no quotes at all."""
     kind = spec.kind
-    if kind is TypeKind.ANY:
-        return spec.name
     if kind is TypeKind.NULL:
         return "None"
-    if kind is TypeKind.SCALAR:
-        return spec.name
-    if kind is TypeKind.LITERAL and spec.name.startswith("Literal["):
+    if kind in (TypeKind.ANY, TypeKind.SCALAR) or (
+        kind is TypeKind.LITERAL and spec.name.startswith("Literal[")
+    ):
         return spec.name
     if kind is TypeKind.UNION:
         bare = " | ".join(annotation_text(a, quoted=False) for a in spec.arguments)

@@ -50,19 +50,11 @@ def _scalar(value: Any) -> str | None:
         if value.bit_length() > SOURCE_BUDGET * 4:
             raise _Opaque
         return repr(value)
-    if kind is float:
-        if not math.isfinite(value):
-            raise _Opaque
-        return repr(value)
-    if kind is complex:
+    if kind is float or kind is complex:
         if not (math.isfinite(value.real) and math.isfinite(value.imag)):
             raise _Opaque
         return repr(value)
-    if kind is str:
-        if len(value) > SOURCE_BUDGET:
-            raise _Opaque
-        return repr(value)
-    if kind is bytes:
+    if kind is str or kind is bytes:
         if len(value) > SOURCE_BUDGET:
             raise _Opaque
         return repr(value)

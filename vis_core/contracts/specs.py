@@ -25,7 +25,8 @@ class TypeKind(StrEnum):
 
 
 class ParameterKind(StrEnum):
-    """Python parameter kinds, as the contract spells them."""
+    """Python parameter kinds, as the contract spells them; a member's name is its
+    ``inspect.Parameter`` kind's (``ParameterKind[kind.name]`` maps one to the other)."""
 
     POSITIONAL_ONLY = "positional_only"
     POSITIONAL_OR_KEYWORD = "positional_or_keyword"
@@ -36,13 +37,14 @@ class ParameterKind(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class FieldSpec:
-    """One public field of a record (dataclass field or property)."""
+    """One public field of a record (dataclass field or property; a property, like a
+    TypedDict key, is neither required nor has a default)."""
 
     name: str
     type: TypeSpec
-    required: bool
-    has_default: bool
-    default_is_none: bool
+    required: bool = False
+    has_default: bool = False
+    default_is_none: bool = False
 
     def to_contract(self) -> dict[str, Any]:
         return {

@@ -153,15 +153,7 @@ class _Describer:
                     continue
                 names.add(name)
                 getter = attr.fget if isinstance(attr, property) else attr.func
-                fields.append(
-                    FieldSpec(
-                        name=name,
-                        type=self._returns(getter),
-                        required=False,
-                        has_default=False,
-                        default_is_none=False,
-                    )
-                )
+                fields.append(FieldSpec(name, self._returns(getter)))
         finally:
             self.records.pop()
         return TypeSpec(
@@ -186,15 +178,7 @@ class _Describer:
                 or origin is not typing.NotRequired
                 and name in cls.__required_keys__
             )
-            keys.append(
-                FieldSpec(
-                    name=name,
-                    type=self._value(value, globalns),
-                    required=required,
-                    has_default=False,
-                    default_is_none=False,
-                )
-            )
+            keys.append(FieldSpec(name, self._value(value, globalns), required))
         return tuple(keys)
 
     def _returns(self, getter: Any) -> TypeSpec:

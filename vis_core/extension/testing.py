@@ -5,16 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from vis_core.contracts.introspect import signature_from_contract
-from vis_core.contracts.specs import NamespaceSpec, ParameterKind, ToolSpec, TypeKind, TypeSpec
+from vis_core.contracts.specs import NamespaceSpec, ToolSpec, TypeKind, TypeSpec
 from vis_core.extension.catalog import Catalog
-
-_INSPECT_KINDS = {
-    ParameterKind.POSITIONAL_ONLY: "POSITIONAL_ONLY",
-    ParameterKind.POSITIONAL_OR_KEYWORD: "POSITIONAL_OR_KEYWORD",
-    ParameterKind.VAR_POSITIONAL: "VAR_POSITIONAL",
-    ParameterKind.KEYWORD_ONLY: "KEYWORD_ONLY",
-    ParameterKind.VAR_KEYWORD: "VAR_KEYWORD",
-}
 
 
 def assert_catalog(catalog: Catalog, names: Iterable[str], mutations: Iterable[str] = ()) -> None:
@@ -68,7 +60,7 @@ def _parity(catalog: Catalog, tool: ToolSpec) -> list[str]:
         problems.append(f"{tool.name}: help does not start with its signature {tool.signature}")
     signature = signature_from_contract(tool.to_contract())
     shape = [(p.name, p.kind.name) for p in signature.parameters.values()]
-    declared = [(p.name, _INSPECT_KINDS[p.kind]) for p in tool.parameters]
+    declared = [(p.name, p.kind.name) for p in tool.parameters]
     if shape != declared:
         problems.append(f"{tool.name}: signature {tool.signature} disagrees with its parameters")
     for param in tool.parameters:

@@ -11,6 +11,7 @@ from cli_support import vis
 from sandbox.hostile import BWRAP_PROBLEM
 
 from vis_core.host import Host, HostOptions
+from vis_core.settings.service import SaveResult
 
 from .test_saved_between_requests import write_script
 
@@ -31,6 +32,12 @@ async def test_a_value_saved_in_a_second_terminal_reaches_the_open_session(
     turns = [{"text": "one"}, *ELEVEN_BLOCKS, *ELEVEN_BLOCKS, {"text": "three"}]
     script = write_script(tmp_path / "script.yaml", turns)
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    heard: list[tuple[str, str, str | None]] = []
+
+    async def hear(result: SaveResult) -> None:
+        heard.append((result.setting_id, result.scope.value, result.session_id))
+
+    host.settings.saved_listeners.append(hear)
     try:
         session = await host.new_session()
         first = await session.submit("one")
@@ -53,6 +60,11 @@ async def test_a_value_saved_in_a_second_terminal_reaches_the_open_session(
     assert second.status.value == "max_iterations", second.error
     assert "stopped after 10 iterations (the max_iterations setting)" in (second.error or "")
     assert third.status.value == "completed", third.error
+    # each change heard at the level it was saved at: config.toml's, then the session's own
+    assert [h for h in heard if h[0] == "max_iterations"] == [
+        ("max_iterations", "global", None),
+        ("max_iterations", "session", session.id),
+    ], heard
 
 
 async def test_the_settings_screen_shows_a_value_saved_in_a_second_terminal(

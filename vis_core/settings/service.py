@@ -260,17 +260,7 @@ class SettingsService(SettingsReader):
             if session_id is None or seen is None:
                 return errors
             now = self._effective(session_id)
-            for sid, was in seen.items():
-                found = now.get(sid)
-                if found is None or found.value == was.value:
-                    continue
-                own = found.layers.get(Source.SESSION) != was.layers.get(Source.SESSION)
-                scope = SettingScope.SESSION if own else SettingScope.GROUP
-                result = await self._changed(
-                    self.owner(sid), scope, was.value, found.value, session_id
-                )
-                if result.hook_error is not None:
-                    errors.append(result.hook_error)
+            errors += await self._tell_changes(seen, now, session_id, elsewhere=True)
             if session_id in self._seen:  # not closed meanwhile
                 self._seen[session_id] = now
             return errors
@@ -316,21 +306,24 @@ class SettingsService(SettingsReader):
         before: Mapping[str, Resolution],
         after: Mapping[str, Resolution],
         session_id: str | None,
+        *,
+        elsewhere: bool = False,
     ) -> list[str]:
-        """Each effective value that differs from ``before`` changed: at group scope for a
-        session (it moved), else at the level of the file that changed it. Why each
+        """Each effective value that differs from ``before`` changed: for a session at group
+        scope (it moved), or ``elsewhere`` (another process saved it) at session scope where
+        its own value changed; else at the level of the file that changed it. Why each
         ``on_change`` that raised failed."""
         errors: list[str] = []
         for sid, was in before.items():
             now = after.get(sid)
             if now is None or now.value == was.value:
                 continue
-            if session_id is not None:
-                scope = SettingScope.GROUP
-            elif now.layers.get(Source.PROJECT) != was.layers.get(Source.PROJECT):
-                scope = SettingScope.PROJECT
+            if session_id is None:
+                project = now.layers.get(Source.PROJECT) != was.layers.get(Source.PROJECT)
+                scope = SettingScope.PROJECT if project else SettingScope.GLOBAL
             else:
-                scope = SettingScope.GLOBAL
+                own = elsewhere and now.layers.get(Source.SESSION) != was.layers.get(Source.SESSION)
+                scope = SettingScope.SESSION if own else SettingScope.GROUP
             result = await self._changed(self.owner(sid), scope, was.value, now.value, session_id)
             if result.hook_error is not None:
                 errors.append(result.hook_error)

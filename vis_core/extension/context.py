@@ -7,7 +7,7 @@ import contextvars
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from vis_core.model.channel import Channel
 
@@ -42,16 +42,6 @@ class CallContext:
     session: object | None = None
     # forms the person did not submit during the call (its Activity must not end as a plain ✓)
     unanswered_forms: list[str] = field(default_factory=list, compare=False)
-
-    def env(self) -> dict[str, Any]:
-        """The callback env dict extensions receive."""
-        return {
-            "cwd": str(self.workspace_root),
-            "workspace_root": str(self.workspace_root),
-            "project_root": str(self.project_root),
-            "session_id": self.session_id,
-            "channel": self.channel.value,
-        }
 
 
 _current: contextvars.ContextVar[CallContext | None] = contextvars.ContextVar(

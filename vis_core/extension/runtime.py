@@ -314,26 +314,15 @@ def current_runtime() -> Runtime:
 
 def passes_on(to: Callable[[Any, str], Callable[..., Any]]) -> Callable[[R], R]:
     """A class decorator: each operation of :class:`Runtime` that the class does not define in
-    its body is the one another does, ``to(runtime, name)`` (the inner runtime's method, a
-    frame to the host)."""
+    its body is a property giving the one another does, ``to(runtime, name)`` (the inner
+    runtime's method, a frame to the host)."""
 
     def decorate(cls: R) -> R:
         for name in _OPERATIONS - vars(cls).keys():
-            setattr(cls, name, _PassedOn(to, name))
+            setattr(cls, name, property(lambda runtime, name=name: to(runtime, name)))
         return cls
 
     return decorate
-
-
-class _PassedOn:
-    __slots__ = ("name", "to")
-
-    def __init__(self, to: Callable[[Any, str], Callable[..., Any]], name: str) -> None:
-        self.to = to
-        self.name = name
-
-    def __get__(self, runtime: Any, owner: type | None = None) -> Any:
-        return self if runtime is None else self.to(runtime, self.name)
 
 
 def _inner(runtime: RuntimeOverride, name: str) -> Callable[..., Any]:

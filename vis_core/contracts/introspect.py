@@ -10,12 +10,6 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
-_KINDS = {
-    "posonlyargs": inspect.Parameter.POSITIONAL_ONLY,
-    "args": inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    "kwonlyargs": inspect.Parameter.KEYWORD_ONLY,
-}
-
 
 def _static_names() -> dict[str, Any]:
     names: dict[str, Any] = {}
@@ -104,7 +98,9 @@ def signature_from_contract(contract: Mapping[str, Any]) -> inspect.Signature:
     pos_defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults))
     pos_defaults += list(args.defaults)
     for index, arg in enumerate(positional):
-        kind = _KINDS["posonlyargs"] if index < len(args.posonlyargs) else _KINDS["args"]
+        kind = inspect.Parameter.POSITIONAL_ONLY
+        if index >= len(args.posonlyargs):
+            kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
         params.append(_parameter(arg, kind, pos_defaults[index]))
     if args.vararg is not None:
         params.append(_parameter(args.vararg, inspect.Parameter.VAR_POSITIONAL, None))

@@ -98,15 +98,15 @@ def describe_target(fn: Callable[..., Any]) -> Target:
             signature = signature.replace(parameters=params[1:])
     globalns = getattr(inner, "__globals__", None)
     if not isinstance(globalns, Mapping):
-        module = sys.modules.get(getattr(inner, "__module__", None) or "")
-        globalns = vars(module) if module is not None else {}
+        globalns = module_namespace(inner)
     description = inspect.getdoc(fn) or inspect.getdoc(inner) or ""
     return Target(inner, signature, globalns, description)
 
 
-def module_namespace(cls: type) -> Mapping[str, Any]:
-    """The global names of the module that defines ``cls``."""
-    module = sys.modules.get(cls.__module__)
+def module_namespace(owner: Any) -> Mapping[str, Any]:
+    """The global names of the module that defines ``owner`` (a class or function); none
+    when it names no module that is loaded."""
+    module = sys.modules.get(getattr(owner, "__module__", None) or "")
     return vars(module) if module is not None else {}
 
 

@@ -187,33 +187,26 @@ class SettingsReader:
         if scope not in setting.scopes:
             return False, f"{where} can be saved only at {scope_list(setting.scopes)} scope"
         if scope is SettingScope.PROJECT and not self.trusted:
-            return False, self.untrusted_reason(setting.id)
+            return False, (
+                f"setting {setting.id!r} is ignored at project scope until you trust this "
+                f"project: run `{trust_command(self.project_root)}`"
+            )
         return True, None
 
-    def untrusted_reason(self, setting_id: str) -> str:
-        """Why a project value has no effect (untrusted project)."""
-        return (
-            f"setting {setting_id!r} is ignored at project scope until you trust this "
-            f"project: run `{trust_command(self.project_root)}`"
-        )
-
-    def skipped_project_values(self) -> list[tuple[Path, list[str]]]:
-        """The project files of an untrusted project that set values, each with the ids it
-        sets (none of them counts until the person trusts the project)."""
+    def skipped_settings(self) -> dict[str, str]:
+        """The ids each project file of an untrusted project sets (none of them counts until
+        the person trusts the project), listed for a message, by the file's name in the
+        project (the start's note on what was skipped names them)."""
         if self.trusted:
-            return []
+            return {}
         found = [
             (self.project.yml, sorted(self._project_values.toggles)),
             (self.project.settings_file, sorted(self._project_values.saved)),
         ]
-        return [(path, ids) for path, ids in found if ids]
-
-    def skipped_settings(self) -> dict[str, str]:
-        """The ids each project file of an untrusted project sets, listed for a message, by
-        the file's name in the project (the start's note on what was skipped names them)."""
         return {
             path.relative_to(self.project_root).as_posix(): _id_list(ids)
-            for path, ids in self.skipped_project_values()
+            for path, ids in found
+            if ids
         }
 
     # -- reading ---------------------------------------------------------------------------
@@ -441,16 +434,11 @@ class SettingsReader:
         invalid = self.resolve(setting_id, session_id).invalid
         return "; ".join(invalid) if invalid else None
 
-    def toggle_problems(self) -> list[str]:
-        """What is wrong with ``--toggles``: malformed, unknown ids, secrets, bad values; any
-        of them stops every turn (:meth:`refusal`)."""
-        return self.toggles.problems(self.owners())
-
     def refusal(self, session_id: str | None = None) -> str | None:
         """Why no turn may run (fail closed), or None: a ``--toggles`` entry Vis cannot read,
         or a value it cannot read of a setting that bounds what a block may do (the jail,
         the memory, process and time limits, the iterations per turn)."""
-        toggles = self.toggle_problems()
+        toggles = self.toggles.problems(self.owners())
         problems = list(toggles)
         for setting_id in GUARDED:
             problem = self.unreadable(setting_id, session_id)

@@ -218,7 +218,8 @@ class SettingsReader:
         return None if row is None else row.group
 
     def preload(self, session_id: str | None) -> Overrides:
-        """The session's group and session values in two queries, for resolving many rows."""
+        """The session's group and session values in two queries (pass them to
+        :meth:`resolve` when resolving many rows; it reads them itself without)."""
         values: Overrides = {SettingScope.GROUP: {}, SettingScope.SESSION: {}}
         if self.store is None or session_id is None:
             return values
@@ -237,11 +238,7 @@ class SettingsReader:
         }
 
     def _stored(
-        self,
-        owner: SettingOwner,
-        scope: SettingScope,
-        session_id: str | None,
-        preloaded: Overrides | None = None,
+        self, owner: SettingOwner, scope: SettingScope, preloaded: Overrides
     ) -> tuple[bool, Any]:
         sid = owner.setting.id
         if owner.is_project and scope in (SettingScope.GLOBAL, SettingScope.PROJECT):
@@ -254,19 +251,8 @@ class SettingsReader:
             return (sid in self._global), self._global.get(sid)
         if scope is SettingScope.PROJECT:
             return self._project_values.get(sid)
-        if preloaded is not None:
-            held = preloaded.get(scope, {})
-            return (sid in held), held.get(sid)
-        if self.store is None or session_id is None:
-            return False, None
-        if scope is SettingScope.GROUP:
-            group = self.session_group(session_id)
-            if group is None:
-                return False, None
-            row = self.store.get_override("group", group, sid)
-        else:
-            row = self.store.get_override("session", session_id, sid)
-        return (False, None) if row is None else (True, row.value)
+        held = preloaded.get(scope, {})
+        return (sid in held), held.get(sid)
 
     def resolve(
         self, setting_id: str, session_id: str | None = None, preloaded: Overrides | None = None
@@ -275,6 +261,8 @@ class SettingsReader:
         ``preloaded`` is :meth:`preload` of the same session (or :meth:`in_group`)."""
         owner = self.owner(setting_id)
         setting = owner.setting
+        if preloaded is None:
+            preloaded = self.preload(session_id)
         if setting.is_secret:
             saved = "" if owner.is_project else self._secret_values.get(setting.id, "")
             layers = {Source.GLOBAL: saved} if saved else {}
@@ -289,7 +277,7 @@ class SettingsReader:
             written = [
                 f"the {scope.value} value of secret setting {setting.id!r} is ignored: {where}"
                 for scope in SCOPE_ORDER
-                if self._stored(owner, scope, session_id, preloaded)[0]
+                if self._stored(owner, scope, preloaded)[0]
             ]
             value = saved or setting.default
             return Resolution(setting, value, _top(layers), layers, tuple(written))
@@ -297,7 +285,7 @@ class SettingsReader:
         ignored: list[str] = []
         invalid: list[str] = []
         for scope in SCOPE_ORDER:
-            present, raw = self._stored(owner, scope, session_id, preloaded)
+            present, raw = self._stored(owner, scope, preloaded)
             if not present:
                 continue
             if scope is SettingScope.PROJECT and not self.trusted:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import StrEnum
 from typing import Any
 
@@ -35,6 +35,20 @@ class ParameterKind(StrEnum):
     VAR_KEYWORD = "var_keyword"
 
 
+def _contract(spec: Any) -> dict[str, Any]:
+    """The contract data of a spec that carries every field it declares, in that order: a
+    nested spec as its own data, a tuple as a list, a kind as its value."""
+    return {item.name: _data(getattr(spec, item.name)) for item in fields(spec)}
+
+
+def _data(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_data(item) for item in value]
+    if isinstance(value, StrEnum):
+        return value.value
+    return value.to_contract() if isinstance(value, TypeSpec | ParameterSpec) else value
+
+
 @dataclass(frozen=True, slots=True)
 class FieldSpec:
     """One public field of a record (dataclass field or property; a property, like a
@@ -47,13 +61,7 @@ class FieldSpec:
     default_is_none: bool = False
 
     def to_contract(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "type": self.type.to_contract(),
-            "required": self.required,
-            "has_default": self.has_default,
-            "default_is_none": self.default_is_none,
-        }
+        return _contract(self)
 
     @classmethod
     def from_contract(cls, data: dict[str, Any]) -> FieldSpec:
@@ -122,15 +130,7 @@ class ParameterSpec:
     default_source: str | None = None
 
     def to_contract(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "kind": self.kind.value,
-            "type": self.type.to_contract(),
-            "required": self.required,
-            "has_default": self.has_default,
-            "default_is_none": self.default_is_none,
-            "default_source": self.default_source,
-        }
+        return _contract(self)
 
     @classmethod
     def from_contract(cls, data: dict[str, Any]) -> ParameterSpec:
@@ -158,15 +158,7 @@ class ToolSpec:
     returns: TypeSpec
 
     def to_contract(self) -> dict[str, Any]:
-        return {
-            "version": self.version,
-            "name": self.name,
-            "tag": self.tag,
-            "description": self.description,
-            "signature": self.signature,
-            "parameters": [p.to_contract() for p in self.parameters],
-            "returns": self.returns.to_contract(),
-        }
+        return _contract(self)
 
     @classmethod
     def from_contract(cls, data: dict[str, Any]) -> ToolSpec:

@@ -9,7 +9,7 @@ import pytest
 import vis_core.extension as vis
 from vis_core.extension.context import CallContext, calling
 from vis_core.extension.runtime import OUTSIDE, RuntimeOverride
-from vis_core.extension.settings_decl import CORE_SETTING_IDS
+from vis_core.settings.core import CORE_SETTING_IDS
 
 
 def test_spec_report_details_example_is_accepted() -> None:

@@ -14,27 +14,6 @@ T = TypeVar("T")
 
 SETTING_ID = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
 MAX_STRING_CHARS = 4096
-# Vis's own settings: an extension that declares one of these ids does not load.
-CORE_SETTING_IDS: tuple[str, ...] = (
-    "model",
-    "jail",
-    "introspection",
-    "sessions_scope",
-    "max_iterations",
-    "summarize_steps",
-    "theme",
-    "extension_load_timeout",
-    "block_time_limit",
-    "memory_limit",
-    "process_limit",
-    "jail_home_writable",
-    "jail_read_paths",
-    "draft_model_approves",
-    "network_allowed_hosts",
-    "subagent_depth",
-    "subagent_concurrency",
-    "subagent_models",
-)
 CORE_OWNER = "Vis"
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.extension.declarations import Extension, copy_environment
-from vis_core.extension.settings_decl import CORE_OWNER, CORE_SETTING_IDS
+from vis_core.extension.settings_decl import CORE_OWNER
 from vis_core.extension_host import bundled_cache
 from vis_core.extension_host.declared import rebuild
 from vis_core.extension_host.discovery import Candidate, ExtensionSource, bundled_dir, discover
@@ -26,6 +26,7 @@ from vis_core.extension_host.loaded import (
 from vis_core.extension_host.registration import RegistrationWorker, Screened
 from vis_core.model.command import BUILTIN_COMMANDS
 from vis_core.paths import ControlSnapshot, VisPaths
+from vis_core.settings.core import CORE_SETTING_IDS
 from vis_core.system.environ import Audience, child_environment
 from vis_core.tools.names import RESERVED_NAMES, reserved_as
 from vis_core.tools.registry import HostTool

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vis_core.extension.settings_decl import CORE_SETTING_IDS, Setting, SettingScope
+from vis_core.extension.settings_decl import Setting, SettingScope
 
 ALL_SCOPES = tuple(SettingScope)
 
@@ -219,8 +219,8 @@ CORE_SETTINGS: tuple[Setting[Any], ...] = (
 # The settings that bound what a block may do: a value of one that Vis cannot read, from any
 # source, stops the turn (fail closed) instead of falling back to a lower level or the default.
 GUARDED = (JAIL.id, MAX_ITERATIONS.id, BLOCK_TIME_LIMIT.id, MEMORY_LIMIT.id, PROCESS_LIMIT.id)
-
-assert tuple(s.id for s in CORE_SETTINGS) == CORE_SETTING_IDS
+# Vis's own settings' ids: an extension that declares one of them does not load.
+CORE_SETTING_IDS = tuple(setting.id for setting in CORE_SETTINGS)
 
 
 def check_value(setting_id: str, value: Any) -> None:

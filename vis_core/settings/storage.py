@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.config import not_utf8, too_deep
-from vis_core.extension.settings_decl import CORE_SETTING_IDS
 from vis_core.paths import ControlSnapshot, take_snapshot
+from vis_core.settings.core import CORE_SETTING_IDS
 from vis_core.system.redaction import read_secrets
 
 # config.toml's tables besides Vis's own settings: extensions', providers', models'

@@ -12,11 +12,11 @@ import vis_core.extension as vis
 from vis_core.extension.acting import acting_as
 from vis_core.extension.context import CallContext, calling, serving_runtime
 from vis_core.extension.runtime import (
+    OPERATIONS,
     OUTSIDE,
     current_runtime,
     install,
     installed_runtime,
-    operations,
 )
 from vis_core.extension_host.store_runtime import StoreRuntime
 from vis_core.extension_host.worker_sdk import WorkerRuntime, run_service
@@ -69,7 +69,7 @@ def test_the_host_runs_only_runtime_operations_for_a_worker(tmp_path: Path):
         channel.call(TargetKind.SDK, "runtime:__init__", (), {})
     with pytest.raises(LookupError, match="not an operation"):
         channel.call(TargetKind.SDK, "runtime:store", (), {})
-    assert {"state_read", "log", "notify", "ask", "open_live"} <= operations()
+    assert {"state_read", "log", "notify", "ask", "open_live"} <= OPERATIONS
 
 
 def test_the_call_s_runtime_wins_then_the_one_the_process_installed(tmp_path: Path):

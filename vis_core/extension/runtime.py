@@ -273,12 +273,8 @@ OUTSIDE = Runtime()
 R = TypeVar("R", bound=type[Runtime])
 
 
-def operations() -> frozenset[str]:
-    """The names of the runtime's operations (what a worker may ask its host to run)."""
-    return _OPERATIONS
-
-
-_OPERATIONS = frozenset(
+# the names of the runtime's operations (what a worker may ask its host to run)
+OPERATIONS = frozenset(
     name for name, value in vars(Runtime).items() if callable(value) and name[0] != "_"
 )
 
@@ -318,7 +314,7 @@ def passes_on(to: Callable[[Any, str], Callable[..., Any]]) -> Callable[[R], R]:
     runtime's method, a frame to the host)."""
 
     def decorate(cls: R) -> R:
-        for name in _OPERATIONS - vars(cls).keys():
+        for name in OPERATIONS - vars(cls).keys():
             setattr(cls, name, property(lambda runtime, name=name: to(runtime, name)))
         return cls
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from vis_core.extension.acting import loading_extension
 from vis_core.extension.context import current_call
-from vis_core.extension.runtime import OUTSIDE, Runtime, operations, passes_on
+from vis_core.extension.runtime import OPERATIONS, OUTSIDE, Runtime, passes_on
 from vis_core.extension.runtime import install as install_runtime
 from vis_core.ipc.kinds import TargetKind
 
@@ -73,7 +73,7 @@ def run_service(runtime: Runtime | None, name: str, args: tuple, kwargs: dict) -
 
 def _operation(name: str) -> str:
     operation = name.removeprefix(RUNTIME)
-    if not name.startswith(RUNTIME) or operation not in operations():
+    if not name.startswith(RUNTIME) or operation not in OPERATIONS:
         raise LookupError(f"{operation!r} is not an operation of the SDK runtime")
     return operation
 

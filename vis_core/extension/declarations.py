@@ -15,6 +15,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from vis_core.extension.errors import member
 from vis_core.extension.settings_decl import (
     Setting,
     _sequence,
@@ -190,12 +191,7 @@ class OpHook:
                 )
         if not callable(self.fn):
             raise ValueError(f"OpHook for {list(ops)}: fn must be a callable fn(call)")
-        try:
-            phase = OpHookPhase(self.phase)
-        except ValueError:
-            raise ValueError(
-                f"OpHook phase {self.phase!r} is unknown; use 'before' or 'after'"
-            ) from None
+        phase = member(OpHookPhase, self.phase, "OpHook phase")
         if phase is OpHookPhase.AFTER and Op.FS_ACCESS in ops:
             raise ValueError(
                 "OpHook 'fs_access' checks a path before a host file tool uses it: it is not a "

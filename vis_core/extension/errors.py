@@ -1,9 +1,12 @@
 """Errors the SDK raises for host calls: ``GatewayError`` (403), ``VisToolError`` and the text
-outside Vis."""
+outside Vis; and the refusal of a declared value that names no member of a closed set."""
 
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import TypeVar
+
+E = TypeVar("E", bound=StrEnum)
 
 OUTSIDE_VIS = (
     "runs only inside a Vis process (an extension tool, command or callback); outside Vis, "
@@ -38,3 +41,14 @@ class VisToolError(RuntimeError):
 
 
 VisToolError.__module__ = "builtins"  # tracebacks show ``VisToolError: …``
+
+
+def member(kind: type[E], value: object, what: str) -> E:
+    """``value`` as a member of ``kind``; else ``ValueError``: ``<what> 'x' is unknown; use
+    'a', 'b' or 'c'`` (the members' values, in declared order)."""
+    try:
+        return kind(value)
+    except ValueError:
+        names = [f"'{item.value}'" for item in kind]
+        choices = f"{', '.join(names[:-1])} or {names[-1]}"
+        raise ValueError(f"{what} {value!r} is unknown; use {choices}") from None

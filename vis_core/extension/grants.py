@@ -7,6 +7,8 @@ from dataclasses import KW_ONLY, dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from vis_core.extension.errors import member
+
 
 class GrantMode(StrEnum):
     READ = "read"
@@ -42,12 +44,7 @@ class Grant:
         if not isinstance(self.path, str | os.PathLike):
             raise ValueError(f"vis.Grant path must be a path, got {type(self.path).__name__}")
         text = os.fspath(self.path)
-        try:
-            mode = GrantMode(self.mode)
-        except ValueError:
-            raise ValueError(
-                f"vis.Grant({text!r}): mode {self.mode!r} is unknown; use 'read' or 'read_write'"
-            ) from None
+        mode = member(GrantMode, self.mode, f"vis.Grant({text!r}): mode")
         if not isinstance(self.reason, str) or not self.reason.strip():
             raise ValueError(
                 f"vis.Grant({text!r}): give a reason, a short text that tells people why the "

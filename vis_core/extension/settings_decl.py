@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
+from vis_core.extension.errors import member
 from vis_core.extension.runtime import installed_runtime
 
 T = TypeVar("T")
@@ -84,12 +85,7 @@ class Setting(Generic[T]):
             raise ValueError(f"{where}: label must be one nonblank line of text")
         if not isinstance(self.description, str):
             raise ValueError(f"{where}: description must be a string")
-        try:
-            kind = SettingType(self.type)
-        except ValueError:
-            raise ValueError(
-                f"{where}: type {self.type!r} is unknown; use 'boolean', 'enum' or 'string'"
-            ) from None
+        kind = member(SettingType, self.type, f"{where}: type")
         object.__setattr__(self, "type", kind)
         choices = _sequence(self.choices, f"{where}: choices")
         default: Any = self.default
@@ -134,13 +130,7 @@ class Setting(Generic[T]):
             )
         scopes: list[SettingScope] = []
         for scope in raw_scopes:
-            try:
-                parsed = SettingScope(scope)
-            except ValueError:
-                raise ValueError(
-                    f"{where}: scope {scope!r} is unknown; use 'global', 'project', "
-                    "'group' or 'session'"
-                ) from None
+            parsed = member(SettingScope, scope, f"{where}: scope")
             if parsed in scopes:
                 raise ValueError(f"{where}: scope {parsed.value!r} is listed twice")
             scopes.append(parsed)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from vis_core.extension.context import CallContext, calling
+from vis_core.extension.errors import member
 from vis_core.extension.settings_decl import Setting, SettingScope
 from vis_core.model.channel import Channel
 from vis_core.model.extensions import ExtensionStatus
@@ -364,12 +365,7 @@ class SettingsService(SettingsReader):
         """Check and write ``value`` (None: remove it); the effective value before and after."""
         owner = self.owner(setting_id)
         setting = owner.setting
-        try:
-            level = SettingScope(scope)
-        except ValueError:
-            raise ValueError(
-                f"scope {scope!r} is unknown; use 'global', 'project', 'group' or 'session'"
-            ) from None
+        level = member(SettingScope, scope, "scope")
         ok, why = self.allowed(owner, level)
         if not ok:
             raise ValueError(why)

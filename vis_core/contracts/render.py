@@ -111,14 +111,6 @@ def model_schemas(spec: ToolSpec, labels: _Labels | None = None) -> str:
 
 
 @dataclass
-class _Pending:
-    """A record type waiting to be rendered."""
-
-    record: TypeSpec
-    scope: dict[str, str]
-
-
-@dataclass
 class _Labels:
     """Display labels for record shapes: one per distinct shape, numbered within a name."""
 
@@ -200,22 +192,22 @@ def _breadth_first(
     spec: ToolSpec, labels: _Labels | None
 ) -> Iterator[tuple[TypeSpec, dict[str, str]]]:
     """Every record reachable from the parameters and return, breadth-first, with its scope."""
-    queue: deque[_Pending] = deque()
+    queue: deque[tuple[TypeSpec, dict[str, str]]] = deque()  # records waiting, with scopes
     for param in spec.parameters:
-        queue.extend(_Pending(r, {}) for r in _records_in(param.type))
-    queue.extend(_Pending(r, {}) for r in _records_in(spec.returns))
+        queue.extend((r, {}) for r in _records_in(param.type))
+    queue.extend((r, {}) for r in _records_in(spec.returns))
     seen: set[str] = set()
     while queue:
-        pending = queue.popleft()
-        key = _shape(pending.record)
+        record, scope = queue.popleft()
+        key = _shape(record)
         if key in seen:
             continue
         seen.add(key)
-        yield pending.record, pending.scope
-        label = labels.label(pending.record) if labels else pending.record.name
-        inner_scope = {**pending.scope, pending.record.name: label}
-        for item in pending.record.fields:
-            queue.extend(_Pending(r, inner_scope) for r in _records_in(item.type))
+        yield record, scope
+        label = labels.label(record) if labels else record.name
+        inner_scope = {**scope, record.name: label}
+        for item in record.fields:
+            queue.extend((r, inner_scope) for r in _records_in(item.type))
 
 
 def _schema_lines(spec: ToolSpec, labels: _Labels) -> Iterator[str]:

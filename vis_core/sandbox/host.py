@@ -341,13 +341,15 @@ class Sandbox:
             self._arm_idle_stop()
 
     def _arm_idle_stop(self) -> None:
-        """Stop the child after ``idle_timeout`` seconds without a block (none: kept)."""
+        """Stop the child after ``idle_timeout`` seconds without a block (none: kept), to free
+        it; the next block restores the saved snapshot."""
         if self.idle_timeout is None:
             return
         if self._idle_timer is not None:
             self._idle_timer.cancel()
+        idle = f"was stopped after {self.idle_timeout:g} s without a block"
         self._idle_timer = asyncio.get_running_loop().call_later(
-            self.idle_timeout, lambda: self._spawn(self._stop_when_idle())
+            self.idle_timeout, lambda: self._spawn(self._stop_now(idle, latest=False))
         )
 
     def printed(self, lines: int) -> str:
@@ -421,16 +423,14 @@ class Sandbox:
             return None
         return self._spawn(self._stop_now(reason))
 
-    async def _stop_now(self, reason: str) -> None:
-        """Stop the child once no block runs in it; its note says ``reason``, or the reason
-        of the changes made while it waited (they all apply from the next child)."""
+    async def _stop_now(self, reason: str, *, latest: bool = True) -> None:
+        """Stop the child once no block runs in it; its note says ``reason``, or (``latest``)
+        the reason of the changes made while it waited (they all apply from the next child)."""
         async with self._lock:
             proc = self._proc
-            if proc is None or proc.returncode is not None:
-                return
-            self._kill_reason = self._move_reason or reason
-            proc.kill()
-            self._on_exit(proc, await proc.wait())
+            if proc is not None and proc.returncode is None:
+                why = (latest and self._move_reason) or reason
+                self._on_exit(proc, await self._kill(proc, why))
 
     async def follow_now(self, old_root: Path, new_root: Path) -> None:
         """The session entered a draft (``new_root``) while a block may be running: with the
@@ -450,23 +450,12 @@ class Sandbox:
         else:
             problem = await asyncio.to_thread(_reroot, pid, Path(old_root), Path(new_root))
         if problem is not None and proc.returncode is None:
-            self._kill_reason = (
+            why = (
                 f"was stopped when the session entered its draft ({problem}), so nothing "
                 f"more of this block could write to {old_root}; the next block runs in "
                 f"{new_root}"
             )
-            proc.kill()
-            await proc.wait()  # dead before the call returns: the block runs no further
-
-    async def _stop_when_idle(self) -> None:
-        """Free the child after ``idle_timeout``; the next block restores the saved snapshot."""
-        async with self._lock:
-            proc = self._proc
-            if proc is None or proc.returncode is not None:
-                return
-            self._kill_reason = f"was stopped after {self.idle_timeout:g} s without a block"
-            proc.kill()
-            self._on_exit(proc, await proc.wait())
+            await self._kill(proc, why)  # dead before the call returns: the block runs no further
 
     async def _run_locked(self, code: str, started: float, globals: Globals = None) -> BlockResult:
         failed = await self._child_ready(started)
@@ -504,18 +493,15 @@ class Sandbox:
             self._moved = False
             proc = self._proc
             if proc is not None and proc.returncode is None:
-                self._kill_reason = self._move_reason or f"moved to {self.workspace}"
-                self._move_reason = None
-                proc.kill()
-                self._on_exit(proc, await proc.wait())
+                why, self._move_reason = self._move_reason or f"moved to {self.workspace}", None
+                self._on_exit(proc, await self._kill(proc, why))
         if not self._alive():
             proc = self._proc
             if proc is not None and proc.returncode is None:  # its start was cancelled: ended
-                self._kill_reason = "was stopped as its start was cancelled"
-                proc.kill()
-                self._on_exit(proc, await proc.wait())
+                cancelled = "was stopped as its start was cancelled"
+                self._on_exit(proc, await self._kill(proc, cancelled))
                 self._death = None  # the cancel was the person's: no restart to tell of
-            if proc is not None and proc.returncode is not None:  # its end, told before its pipe's
+            elif proc is not None:  # its end, told before its pipe's
                 self._on_exit(proc, proc.returncode)
             if self._next is not None:  # what :meth:`confine` asked for, from this child on
                 (self.jail, self.limits, self.home_writable, self.read_paths) = self._next
@@ -560,10 +546,8 @@ class Sandbox:
         proc = self._proc
         if proc is not None:
             if proc.returncode is None:
-                self._kill_reason = "was closed"
-                proc.kill()
-            code = await proc.wait()
-            self._on_exit(proc, code)
+                await self._kill(proc, "was closed")
+            self._on_exit(proc, await proc.wait())
         if self._calls is not None:
             self._calls.stop_listening()
         if self._stdin is not None:
@@ -714,10 +698,9 @@ class Sandbox:
         try:
             ready = await asyncio.wait_for(asyncio.shield(self._ready), START_TIMEOUT)
         except TimeoutError:
-            self._kill_reason = f"did not start within {START_TIMEOUT:.0f} s"
-            proc.kill()
-            await proc.wait()
-            raise ChildGone(self._kill_reason) from None
+            late = f"did not start within {START_TIMEOUT:.0f} s"
+            await self._kill(proc, late)
+            raise ChildGone(late) from None
         # a jailed child has a PID namespace of its own: its pid there is not the host's
         inner = ready.pid
         # (0 when it cannot be found: Esc then stops the block by killing the child)
@@ -898,12 +881,11 @@ class Sandbox:
             except (ChildGone, asyncio.CancelledError):
                 return
         if proc.returncode is None:
-            self._kill_reason = (
+            await self._kill(
+                proc,
                 f"was killed because the block did not stop within "
-                f"{INTERRUPT_GRACE:g} s of the interrupt"
+                f"{INTERRUPT_GRACE:g} s of the interrupt",
             )
-            proc.kill()
-            await proc.wait()
             if done is not None:
                 with contextlib.suppress(ChildGone, asyncio.CancelledError, TimeoutError):
                     await asyncio.wait_for(asyncio.shield(done), 1.0)
@@ -992,6 +974,13 @@ class Sandbox:
         if self._output_closed is not None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(self._output_closed), 1.0)
+
+    async def _kill(self, proc: ChildProcess, reason: str) -> int:
+        """Kill ``proc`` and its whole tree, its death said as ``reason`` (what the next
+        block's restart note tells), and wait for it: its exit code."""
+        self._kill_reason = reason
+        proc.kill()
+        return await proc.wait()
 
     def _on_exit(self, proc: ChildProcess, code: int | None) -> None:
         if proc is not self._proc or self._exited is proc:

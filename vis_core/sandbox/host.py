@@ -37,7 +37,7 @@ from vis_core.system.network_bridge import proxy_environment
 from vis_core.system.process import ChildGone, ChildProcess, Ending
 
 if TYPE_CHECKING:
-    from vis_core.ipc.messages import Done, Init, Ready, Run
+    from vis_core.ipc.messages import Done, Ready
     from vis_core.ipc.pairing import ControlSocket
     from vis_core.sandbox.calls import ChildCalls
     from vis_core.system.git_control import GitLooks
@@ -335,7 +335,11 @@ class Sandbox:
         self._interrupt_pending = False
         try:
             async with self._lock:
-                return await self._run_locked(code, started, globals)
+                failed = await self._child_ready(started)
+                if failed is not None:
+                    return failed
+                restarted, self._restarted = self._restarted, None
+                return await self._run_block(code, restarted, started, globals)
         finally:
             self._busy = False
             self._arm_idle_stop()
@@ -457,13 +461,6 @@ class Sandbox:
             )
             await self._kill(proc, why)  # dead before the call returns: the block runs no further
 
-    async def _run_locked(self, code: str, started: float, globals: Globals = None) -> BlockResult:
-        failed = await self._child_ready(started)
-        if failed is not None:
-            return failed
-        restarted, self._restarted = self._restarted, None
-        return await self._run_block(code, restarted, started, globals)
-
     def prepare(self) -> asyncio.Task[None] | None:
         """Start the child now, in the background, when the next block would start one: the
         model has begun writing a block, so the child starts while its code streams. What
@@ -577,30 +574,29 @@ class Sandbox:
         self._slot_shown = self._draft_slot() if self._draft_slot is not None else None
         if self._slot_shown is not None:  # empty and read-only until a draft is made in it
             shown.append(self._slot_shown)
-        workspace, memory = self.workspace, self.limits.memory_bytes if self.limits else 0
-        options: dict[str, Any] = {
-            "read_only": sorted({*runtime, *self.read_paths}),
-            "project_root": self.project_root,
-            "shown_in_vis": shown,
-            "home_writable": self.home_writable,
-            "workspace_read_only": self.read_only and self.jail,
-            "network_folder": self._network_folder,
-            "tmpfs_bytes": memory,
-            "git_looks": self._git_looks,
-        }
-        return functools.partial(jail_argv, workspace=workspace, **options)
+        return functools.partial(
+            jail_argv,
+            workspace=self.workspace,
+            read_only=sorted({*runtime, *self.read_paths}),
+            project_root=self.project_root,
+            shown_in_vis=shown,
+            home_writable=self.home_writable,
+            workspace_read_only=self.read_only and self.jail,
+            network_folder=self._network_folder,
+            tmpfs_bytes=self.limits.memory_bytes if self.limits else 0,
+            git_looks=self._git_looks,
+        )
 
     async def _start(self) -> str | None:
         import msgspec
 
-        from vis_core.ipc.messages import Init
+        from vis_core.ipc.messages import Init, framed
         from vis_core.ipc.values import encode
         from vis_core.sandbox.calls import ChildCalls
 
-        if self.jail and self._network is not None:
-            self._network_folder = await self._network()
         proxy = {}
-        if self.jail and self._network_folder is not None:
+        if self.jail and self._network is not None:  # the jail's only way out
+            self._network_folder = await self._network()
             proxy = proxy_environment()
         env = child_environment(self.environment, proxy)
         loop = asyncio.get_running_loop()
@@ -673,28 +669,24 @@ class Sandbox:
         if self._snapshot_load is not None:  # the store's (up to 64 MB of JSON): in a thread
             snapshot = await asyncio.to_thread(self._snapshot_load)
         metadata = await asyncio.to_thread(build_metadata)
-        # the first list renders every tool's contract (and imports what does it): in a thread
-        self._sent_version = self._version()
-        tools = await asyncio.to_thread(self._tool_list)
-        self._sent_tools = tools
-        await self._send(
-            Init(
-                nonce=self._nonce,
-                tools=tools,
-                # project_root_path: the block's side of vis.workspace_root() (the session's
-                # working copy, its draft included: a move starts a new child)
-                globals={
-                    **self._globals,
-                    **encode(metadata),
-                    "project_root_path": str(self.workspace),
-                },
-                snapshot=snapshot,
-                max_calls=self.max_calls,
-                message_limit=self.message_limit,
-                confined=self.jail,
-                control=control_fd,
-            )
+        tools = await self._new_tools()  # a new child has none: the whole list
+        init = Init(
+            nonce=self._nonce,
+            tools=tools or [],
+            # project_root_path: the block's side of vis.workspace_root() (the session's
+            # working copy, its draft included: a move starts a new child)
+            globals={
+                **self._globals,
+                **encode(metadata),
+                "project_root_path": str(self.workspace),
+            },
+            snapshot=snapshot,
+            max_calls=self.max_calls,
+            message_limit=self.message_limit,
+            confined=self.jail,
+            control=control_fd,
         )
+        await self.write(framed(init))
         try:
             ready = await asyncio.wait_for(asyncio.shield(self._ready), START_TIMEOUT)
         except TimeoutError:
@@ -741,10 +733,8 @@ class Sandbox:
         from vis_core.ipc.messages import Tools, framed
 
         try:
-            self._sent_version = self._version()
-            tools = await asyncio.to_thread(self._tool_list)
-            if tools != self._sent_tools:
-                self._sent_tools = tools
+            tools = await self._new_tools()
+            if tools is not None:
                 await self.write(framed(Tools(tools)))
         except ChildGone:
             raise
@@ -754,11 +744,21 @@ class Sandbox:
         finally:
             self._updating = None
 
-    def _tool_list(self) -> list[dict[str, Any]]:
-        return [
-            {"name": t.name, "doc": t.doc, "contract": t.contract, "hidden": t.hidden}
-            for t in self._tools()
-        ]
+    async def _new_tools(self) -> list[dict[str, Any]] | None:
+        """The session's tools as the child gets them, when it has not got this list yet
+        (built in a thread: the first list renders every tool's contract, and imports what
+        does it), else None."""
+        self._sent_version = self._version()
+        tools = await asyncio.to_thread(
+            lambda: [
+                {"name": t.name, "doc": t.doc, "contract": t.contract, "hidden": t.hidden}
+                for t in self._tools()
+            ]
+        )
+        if tools == self._sent_tools:
+            return None
+        self._sent_tools = tools
+        return tools
 
     # -- one block ---------------------------------------------------------------------------
     async def _run_block(
@@ -783,17 +783,13 @@ class Sandbox:
         loop = asyncio.get_running_loop()
         # a lone surrogate (from a provider's "\udcff" escape) is written out: the same
         # character inside a string literal, a syntax error outside one, as it would be anyway
-        from vis_core.ipc.messages import Run
+        from vis_core.ipc.messages import Run, framed
         from vis_core.ipc.values import encode, safe_text
 
         message = Run(block, safe_text(code))
         if globals and isinstance(globals, Mapping):
             message.globals = encode(dict(globals), root="globals")
-        self._sent_version = self._version()
-        tools = await asyncio.to_thread(self._tool_list)  # built again after a reload
-        if tools != self._sent_tools:
-            message.tools = tools
-            self._sent_tools = tools
+        message.tools = await self._new_tools()  # built again after a reload
         if self._direct is not None:  # before the block: it calls as the host allows now
             self._direct.before_block()
         done = self._done[block] = loop.create_future()
@@ -801,7 +797,7 @@ class Sandbox:
         self._running = block
         overran = ""
         try:
-            await self._send(message)
+            await self.write(framed(message))
             try:
                 reply = await asyncio.wait_for(asyncio.shield(done), self.time_limit or None)
             except TimeoutError:
@@ -891,11 +887,6 @@ class Sandbox:
                     await asyncio.wait_for(asyncio.shield(done), 1.0)
 
     # -- the pipes ---------------------------------------------------------------------------
-    async def _send(self, message: Init | Run) -> None:
-        from vis_core.ipc.messages import framed
-
-        await self.write(framed(message))
-
     async def write(self, line: bytes) -> None:
         """Write ``line`` to the running child, waiting while its pipe holds over 1 MiB
         (:class:`ChildGone` when none runs)."""

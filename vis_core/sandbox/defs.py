@@ -20,19 +20,25 @@ DEFAULT_LIMIT = 20
 MAX_DETAIL_NAMES = 20
 
 
-def _gist(obj: Any, source: str) -> str:
-    doc = obj.__doc__ if isinstance(getattr(obj, "__doc__", None), str) else None
-    if doc is None:
-        try:
-            node = ast.parse(source).body[0]
-            doc = (
-                ast.get_docstring(node)
-                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-                else None
-            )
-        except (SyntaxError, IndexError):
-            doc = None
-    for line in inspect.cleandoc(doc or "").splitlines():
+def _definition(helper: Helper) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None:
+    """The definition a helper's source holds (None when it holds none that can be read)."""
+    try:
+        node = ast.parse(helper.source).body[0]
+    except (SyntaxError, IndexError):
+        return None
+    return node if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) else None
+
+
+def _docstring(helper: Helper) -> str | None:
+    """A helper's docstring: its object's, else the one its source holds."""
+    if isinstance(getattr(helper.obj, "__doc__", None), str):
+        return helper.obj.__doc__
+    node = _definition(helper)
+    return None if node is None else ast.get_docstring(node)
+
+
+def _gist(helper: Helper) -> str:
+    for line in inspect.cleandoc(_docstring(helper) or "").splitlines():
         if line.strip():
             line = line.strip()
             return line if len(line) <= GIST_CHARS else line[: GIST_CHARS - 1] + "…"
@@ -74,23 +80,25 @@ def call_hint(helper: Helper) -> str:
     return hint
 
 
-def _helper_row(helper: Helper) -> tuple[str, str]:
-    gist = _gist(helper.obj, helper.source)
+def _helper_row(helper: Helper) -> tuple[str, str, str]:
+    """A helper's row of the listing: (name, row text, what a pattern searches besides)."""
+    gist = _gist(helper)
     row = call_hint(helper)
     if gist:
         row += f" — {gist}"
     if helper.origin == "restored":
         row += "  [restored]"
-    return row, gist
+    return helper.name, row, gist
 
 
-def _variable_row(state: SessionState, name: str) -> tuple[str, str]:
+def _variable_row(state: SessionState, name: str) -> tuple[str, str, str]:
+    """A variable's row of the listing: (name, row text, its type, which a pattern searches)."""
     value = state.ns[name]
     kind, size = describe(value)
     row = f"{name}: {kind}" + (f", {size}" if size else "")
     if name in state.not_saved:
         row += f"  [not saved: {state.not_saved[name][2]}]"
-    return row, kind
+    return name, row, kind
 
 
 def _check_paging(pattern: Any, limit: Any, offset: Any) -> re.Pattern[str] | None:
@@ -170,17 +178,13 @@ def make_defs(state: SessionState) -> Callable[..., str]:
             if not isinstance(name, str):
                 raise ValueError(f"defs: name must be a string, got {name!r}")
             return _one(state, name, details)
-        helpers = state.live_helpers()
-        helper_rows = []
-        for h in sorted(helpers.values(), key=lambda h: h.name):
-            text, gist = _helper_row(h)
-            helper_rows.append((h.name, text, gist))
-        var_rows = []
-        for n in sorted(state.variable_names()):
-            if type(state.ns[n]).__name__ == "module":
-                continue
-            text, kind = _variable_row(state, n)
-            var_rows.append((n, text, kind))
+        helpers = sorted(state.live_helpers().values(), key=lambda h: h.name)
+        helper_rows = [_helper_row(h) for h in helpers]
+        var_rows = [
+            _variable_row(state, n)
+            for n in sorted(state.variable_names())
+            if type(state.ns[n]).__name__ != "module"
+        ]
         lines = _section("Helpers", helper_rows, regex, limit, offset)
         lines += _section("Variables", var_rows, regex, limit, offset)
         return "\n".join(lines)
@@ -192,8 +196,7 @@ def _one(state: SessionState, name: str, details: bool) -> str:
     helper = state.live_helpers().get(name)
     if helper is None:
         if name in state.ns and name in state.variable_names():
-            row, _ = _variable_row(state, name)
-            return row
+            return _variable_row(state, name)[1]
         if isinstance(state.ns.get(name), ToolProxy | ToolNamespace):
             raise ValueError(f"defs: {name!r} is a tool, not a helper; read it with doc({name!r})")
         raise ValueError(
@@ -243,11 +246,8 @@ def _one(state: SessionState, name: str, details: bool) -> str:
 
 def _used_names(helper: Helper) -> list[str]:
     """Global names the helper's body loads (decorators, defaults and annotations excluded)."""
-    try:
-        node = ast.parse(helper.source).body[0]
-    except (SyntaxError, IndexError):
-        return []
-    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+    node = _definition(helper)
+    if node is None:
         return []
     loaded: list[str] = []
     bound: set[str] = {helper.name}
@@ -293,14 +293,7 @@ def _captured(obj: Any) -> list[tuple[str, str]]:
 
 def _helper_doc(helper: Helper) -> str:
     """A helper's whole docstring under its call hint (or a note that it has none)."""
-    doc = helper.obj.__doc__ if isinstance(getattr(helper.obj, "__doc__", None), str) else None
-    if doc is None:
-        try:
-            node = ast.parse(helper.source).body[0]
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                doc = ast.get_docstring(node)
-        except (SyntaxError, IndexError):
-            doc = None
+    doc = _docstring(helper)
     missing = f"(no docstring; defs({helper.name!r}) shows its source)"
     body = inspect.cleandoc(doc) if doc else missing
     return f"{call_hint(helper)}  — session helper\n\n{body}"

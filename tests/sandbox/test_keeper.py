@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from vis_core.system.jail import jail_argv
 from vis_core.system.jail_check import find_bwrap, jail_problem
 from vis_core.system.keeper import children
 from vis_core.system.lifetime import KEEPER
 from vis_core.system.process import ChildProcess
-from vis_core.system.shell import jailed
 
 # The owner stands in for Vis: it holds its end of the socket pair and starts the keeper.
 OWNER = """
@@ -140,7 +140,7 @@ async def test_a_jailed_command_stopped_as_it_starts_ends_by_the_sigterm(workspa
             ["bash", "-c", "sleep 300"],
             env={"PATH": "/usr/bin:/bin"},
             cwd=workspace,
-            jail=lambda argv: jailed(argv, workspace),
+            jail=lambda argv: jail_argv(argv, workspace),
             keeper="shell",
         )
         try:

@@ -181,10 +181,7 @@ class ShellHandle(HostHandle):
     async def _watch_exit(self) -> None:
         """The exit is noted when it happens (a true duration, not when someone next looks),
         and :attr:`on_exit` is told once the output is read."""
-        await self._child.ended()
-        if self.ended_at is None:
-            self.ended_at = time.monotonic()
-        await asyncio.wait(self._drains, timeout=0.5)  # a grandchild may hold the pipes
+        await self._settle()
         self.exit_read = True
         if self.on_exit is not None:
             try:
@@ -422,14 +419,16 @@ class ShellManager:
             if network is not None:
                 argv = bridged(argv)
                 env = {**(env or {}), **proxy_environment()}
-            jail = functools.partial(
-                jailed,
+            # the bridge runs Vis's interpreter: shown where there is a network to bridge
+            bridge = [] if network is None else [python_home()]
+            jail = functools.partial(  # never runs unconfined when it cannot be applied
+                jail_argv,
                 workspace=jail_workspace,
                 read_write=jail_read_write,
                 project_root=self.project_root,
                 home_writable=self.home_writable,
                 network_folder=network,
-                read_only=(*self.read_paths, *jail_read_only),
+                read_only=[*self.read_paths, *jail_read_only, *bridge],
                 tmpfs_bytes=self.limits.memory_bytes if self.limits else 0,
                 git_looks=self.git_looks,
             )
@@ -524,30 +523,3 @@ async def start_handle(
         raise
     jailed = jail is not None
     return ShellHandle(command, child, streams, output_dir, timeout=timeout, jailed=jailed)
-
-
-def jailed(
-    argv: list[str],
-    workspace: Path,
-    read_write: tuple[Path, ...] = (),
-    project_root: Path | None = None,
-    *,
-    home_writable: bool = False,
-    network_folder: Path | None = None,
-    read_only: tuple[Path, ...] = (),
-    tmpfs_bytes: int = 0,
-    git_looks: GitLooks | None = None,
-) -> list[str]:
-    """``argv`` wrapped by the jail; never runs unconfined when the jail cannot be applied.
-    ``tmpfs_bytes``: the memory limit its memory-backed folders share (0: none)."""
-    return jail_argv(
-        argv,
-        workspace,
-        read_only=[*read_only, *([] if network_folder is None else [python_home()])],
-        read_write=read_write,
-        project_root=project_root,
-        home_writable=home_writable,
-        network_folder=network_folder,
-        tmpfs_bytes=tmpfs_bytes,
-        git_looks=git_looks,
-    )

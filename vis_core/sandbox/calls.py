@@ -32,6 +32,7 @@ from vis_core.ipc.messages import (
 from vis_core.ipc.messages import HandleCall as HandleCallMessage
 from vis_core.model.handles import HostHandle
 from vis_core.sandbox.host import HandleCall
+from vis_core.system.loops import keep
 from vis_core.system.process import ChildGone
 
 if TYPE_CHECKING:
@@ -176,8 +177,7 @@ class ChildCalls:
         """Cancel one tool call; a direct call's end is waited for as a task's would be."""
         ending = call.cancel()
         if isinstance(ending, asyncio.Task) and not ending.done():
-            self._tasks.add(ending)
-            ending.add_done_callback(self._tasks.discard)
+            keep(self._tasks, ending)
 
     def adopt(
         self,

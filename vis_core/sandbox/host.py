@@ -32,7 +32,7 @@ from vis_core.system.jail import (
     vis_runtime,
 )
 from vis_core.system.lifetime import ChildLimits, Confinement, end_strays, over_memory
-from vis_core.system.loops import end_tasks
+from vis_core.system.loops import end_tasks, keep
 from vis_core.system.network_bridge import proxy_environment
 from vis_core.system.process import ChildGone, ChildProcess, Ending
 
@@ -709,10 +709,7 @@ class Sandbox:
         return None
 
     def _spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+        return keep(self._tasks, asyncio.ensure_future(coro))
 
     def _new_output(self) -> TailBuffer:
         return TailBuffer(self.output_limit, max_lines=self.output_lines, save_dir=self.output_dir)

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from vis_core.system.child_process import killed_with_parent, on_lasting_thread, python_argv
 from vis_core.system.jail_guard import guarded
@@ -130,17 +130,15 @@ class ChildProcess:
         self._ended: asyncio.Future[int] | None = None
         self._reading: asyncio.AbstractEventLoop | None = None  # the loop reading the keeper
         self._watch: asyncio.Task[None] | None = None
-        options: dict[str, Any] = {}
         theirs: socket.socket | None = None
+        setup = None  # by itself, or under its keeper: started by vfork
         if keeper is not None:
             hide_vis()
             self._keeper, theirs = socket.socketpair()
             argv = keeper_command(argv, keeper, limits, theirs.fileno())
-            options = {"pass_fds": (theirs.fileno(), *pass_fds)}  # the keeper applies the limits
+            pass_fds = (theirs.fileno(), *pass_fds)  # the keeper applies the limits
         elif not by_itself:  # the kernel ends it with Vis, even while its own watch cannot run
-            options = {"preexec_fn": killed_with_parent(), "pass_fds": tuple(pass_fds)}
-        else:
-            options = {"pass_fds": tuple(pass_fds)}
+            setup = killed_with_parent()
         try:
             self.process = on_lasting_thread(
                 lambda: subprocess.Popen(
@@ -151,7 +149,8 @@ class ChildProcess:
                     env=dict(env),
                     cwd=None if cwd is None else str(cwd),
                     start_new_session=True,
-                    **options,
+                    pass_fds=tuple(pass_fds),
+                    preexec_fn=setup,
                 )
             )
         except BaseException:

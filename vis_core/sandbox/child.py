@@ -410,18 +410,15 @@ class Child:
                 result = eval(compiled, self.ns)  # running the model's code is the point
                 if compiled.co_flags & inspect.CO_COROUTINE:
                     await result
-            except asyncio.CancelledError as exc:
-                self.in_user_code = False
-                raised = exc
-                error = format_error(exc)
-                if self.interrupted:  # cancelled by on_sigint while the block was waiting
-                    lines = error.rstrip("\n").split("\n")
-                    lines[-1] = "KeyboardInterrupt"
-                    error = "\n".join(lines) + "\n"
             except BaseException as exc:  # report everything, even SystemExit
                 self.in_user_code = False
                 raised = exc
                 error = format_error(exc)
+                if self.interrupted and isinstance(exc, asyncio.CancelledError):
+                    # cancelled by on_sigint while the block was waiting
+                    lines = error.rstrip("\n").split("\n")
+                    lines[-1] = "KeyboardInterrupt"
+                    error = "\n".join(lines) + "\n"
             finally:
                 self.in_user_code = False
             for note in left_unawaited(self.ns, self.told_unawaited):

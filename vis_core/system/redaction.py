@@ -295,7 +295,6 @@ def log_redactors(paths: VisPaths | None = None) -> list[Redactor]:
 def redact_log_text(text: str, paths: VisPaths | None = None) -> str:
     """``text`` as it may be written to the log folder: every saved secret as ``[REDACTED]``
     (the attached Host's secrets, and those in the secrets file of ``paths``)."""
-    active = log_filter
-    if active is not None:
-        text = active.redactor.text(text)
-    return _saved.redactor((paths or VisPaths.from_env()).secrets_file).text(text)
+    for redactor in log_redactors(paths):
+        text = redactor.text(text)
+    return text

@@ -427,9 +427,7 @@ class Child:
             forms = block_forms(tree, code, raised, filename)
         self.finish(block_id, error, forms)
 
-    def finish(
-        self, block_id: int, error: str | None, forms: list[dict[str, Any]] | None = None
-    ) -> None:
+    def finish(self, block_id: int, error: str | None, forms: list[dict[str, Any]]) -> None:
         for stream in {id(s): s for s in (sys.stdout, sys.stderr, self.out)}.values():
             try:
                 stream.flush()
@@ -443,7 +441,7 @@ class Child:
         os.write(1, end_marker(self.nonce, block_id))
         error = None if error is None else wire.safe_text(keep_tail(error, MAX_ERROR_CHARS))
         try:
-            line = framed(Done(block_id, error, snapshot, forms or []))
+            line = framed(Done(block_id, error, snapshot, forms))
             if len(line) > self.message_limit:  # the host would stop this process
                 raise ValueError(
                     f"the snapshot takes {len(line):,} bytes, over the "
@@ -452,7 +450,7 @@ class Child:
         except (TypeError, ValueError) as exc:  # text in a saved name or reason: never a hang
             note = f"[vis: saving helpers and variables failed: {type(exc).__name__}: {exc}]"
             note = wire.safe_text(note)
-            line = framed(Done(block_id, f"{error or ''}\n{note}", None, forms or []))
+            line = framed(Done(block_id, f"{error or ''}\n{note}", None, forms))
             self.state.last_snapshot = None  # not sent: the next block sends one again
         self.write(line)
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from vis_core.extension.metadata import build_metadata
 from vis_core.model.block import time_limit_note
 from vis_core.model.handles import HostHandle
-from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
+from vis_core.sandbox.output import MAX_BYTES, TailBuffer, keep_tail
 from vis_core.sandbox.protocol import MAX_CALLS_IN_FLIGHT, MAX_MESSAGE_BYTES
 from vis_core.sandbox.reroot import RerootFailed, reroot
 from vis_core.system.child_process import VIS_ROOT
@@ -208,7 +208,6 @@ class Sandbox:
         python: str = sys.executable,
         output_limit: int = MAX_BYTES,
         idle_timeout: float | None = None,
-        output_lines: int = MAX_LINES,
         output_dir: Path | None = None,
         environment: Mapping[str, str] | None = None,
         project_root: Path | None = None,
@@ -277,7 +276,6 @@ class Sandbox:
         self.jail = jail
         self.python = python
         self.output_limit = output_limit  # printed output shown: bytes, and lines below
-        self.output_lines = output_lines
         self.output_dir = output_dir  # where a cut output is saved whole
         self._proc: ChildProcess | None = None
         self._stdin: asyncio.StreamWriter | None = None
@@ -712,7 +710,7 @@ class Sandbox:
         return keep(self._tasks, asyncio.ensure_future(coro))
 
     def _new_output(self) -> TailBuffer:
-        return TailBuffer(self.output_limit, max_lines=self.output_lines, save_dir=self.output_dir)
+        return TailBuffer(self.output_limit, save_dir=self.output_dir)
 
     def _version(self) -> int:
         return -1 if self._tools_version is None else self._tools_version()

@@ -21,13 +21,12 @@ ENV_SOCKET = "VIS_NETWORK_SOCKET"  # the proxy's socket as the jail sees it
 ENV_PORT = "VIS_NETWORK_PORT"
 
 
-def proxy_environment(
-    socket_path: str = f"{JAIL_SOCKET_DIR}/{SOCKET_NAME}", port: int = BRIDGE_PORT
-) -> dict[str, str]:
+def proxy_environment() -> dict[str, str]:
     """What a jailed process's environment holds for the proxy (clients read the lower- and
     upper-case names)."""
-    url = f"http://127.0.0.1:{port}"
-    values = {ENV_SOCKET: socket_path, ENV_PORT: str(port), "NO_PROXY": "", "no_proxy": ""}
+    url = f"http://127.0.0.1:{BRIDGE_PORT}"
+    socket_path = f"{JAIL_SOCKET_DIR}/{SOCKET_NAME}"
+    values = {ENV_SOCKET: socket_path, ENV_PORT: str(BRIDGE_PORT), "NO_PROXY": "", "no_proxy": ""}
     for name in ("http_proxy", "https_proxy", "all_proxy"):
         values[name] = values[name.upper()] = url
     return values

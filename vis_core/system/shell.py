@@ -120,7 +120,6 @@ class ShellHandle(HostHandle):
         output_dir: Path,
         *,
         timeout: float | None = None,
-        buffer_bytes: int = BUFFER_BYTES,
         jailed: bool = False,
     ) -> None:
         self.id = f"sh-{next(_ids)}"
@@ -131,8 +130,8 @@ class ShellHandle(HostHandle):
         self._stdin, stdout, stderr = streams
         self._output_dir = output_dir
         self._seq = itertools.count()
-        self.stdout = StreamBuffer(buffer_bytes)
-        self.stderr = StreamBuffer(buffer_bytes)
+        self.stdout = StreamBuffer()
+        self.stderr = StreamBuffer()
         self.timed_out = False
         self.stopped = False
         # still running when a block ended; ``seen`` once the model read how it ended

@@ -101,21 +101,14 @@ def host_pid(outer: int, inner: int, *, namespaced: bool = True) -> int | None:
     ``outer`` (bwrap), found through ``/proc``; None when there is none. ``namespaced=False``:
     ``inner`` is a host pid, accepted only when it is a descendant of ``outer`` (a child that
     names another process of the person's is never signalled)."""
-    from vis_core.system.keeper import children  # each thread's: one a thread started as well
+    from vis_core.system.keeper import descendants  # each thread's children: one a thread started
 
-    pending: list[int] = [outer]
-    seen: set[int] = set()
-    while pending:
-        pid = pending.pop()
-        if pid in seen:
-            continue
-        seen.add(pid)
+    for pid in (outer, *descendants(outer)):
         try:
             with open(f"/proc/{pid}/status", encoding="utf-8") as status:
                 nspid = next((line.split()[1:] for line in status if line.startswith("NSpid:")), [])
         except OSError:
             continue
-        pending += children(pid)
         if (len(nspid) > 1) is namespaced and nspid[-1] == str(inner):
             return pid
     return None

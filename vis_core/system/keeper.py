@@ -97,22 +97,26 @@ def children(pid: int) -> list[int]:
     return found
 
 
+def parent_of(pid: int) -> int:
+    """The parent of ``pid`` (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as file:
+            return int(file.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def parents() -> dict[int, list[int]]:
-    """Every process's children, from ``/proc/*/stat`` (kernels without ``children`` files)."""
+    """Every process's children, from ``/proc/*/stat`` (kernels without ``children`` files);
+    those gone meanwhile under 0, which no walk reaches."""
     tree: dict[int, list[int]] = {}
     try:
         names = os.listdir("/proc")
     except OSError:  # no /proc: only the command's process group is reached
         return tree
     for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as file:
-                ppid = int(file.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        tree.setdefault(ppid, []).append(int(name))
+        if name.isdigit():
+            tree.setdefault(parent_of(int(name)), []).append(int(name))
     return tree
 
 

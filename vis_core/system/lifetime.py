@@ -40,20 +40,11 @@ def keeper_command(
     ]
 
 
-def parent_of(pid: int) -> int:
-    """The parent of ``pid`` (0 when it is gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as file:
-            return int(file.read().rsplit(")", 1)[1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
 def end_strays(root: int, keep: int) -> int:
     """Kill every process below ``root`` (a keeper) except ``keep`` and the processes between
     the two (the sandbox child, and bwrap in the jail): what blocks started and left running.
     Returns how many were killed."""
-    from vis_core.system.keeper import descendants
+    from vis_core.system.keeper import descendants, parent_of
 
     chain = {keep}
     pid = keep

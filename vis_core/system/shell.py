@@ -387,11 +387,6 @@ class ShellManager:
         # only network; without it a jailed command has none
         self.network: Callable[[], Awaitable[Path]] | None = None
 
-    def child_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-        """The environment of one child: see the class docstring."""
-        audience = Audience.INHERITED if self.host_environment else Audience.MODEL
-        return child_environment(self.environment, extra, audience=audience)
-
     async def start(
         self,
         command: str,
@@ -431,6 +426,7 @@ class ShellManager:
                 tmpfs_bytes=self.limits.memory_bytes if self.limits else 0,
                 git_looks=self.git_looks,
             )
+        audience = Audience.INHERITED if self.host_environment else Audience.MODEL
         handle = await start_handle(
             command,
             argv,
@@ -438,7 +434,7 @@ class ShellManager:
             timeout=timeout,
             limits=self.limits,
             cwd=cwd,
-            env=self.child_env(env),
+            env=child_environment(self.environment, env, audience=audience),  # see the class
             jail=jail,
         )
         handle.on_exit = self.on_exit

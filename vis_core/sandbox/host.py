@@ -390,10 +390,6 @@ class Sandbox:
             return None
         return self._spawn(self._stop_now(self._move_reason))
 
-    def _shape(self) -> tuple[bool, ChildLimits | None, bool, tuple[Path, ...]]:
-        """What the current child runs under: see :meth:`confine`."""
-        return (self.jail, self.limits, self.home_writable, self.read_paths)
-
     def confine(self, now: Confinement, setting: str) -> asyncio.Task[None] | None:
         """The setting ``setting``, which shapes the child, changed: the next block runs in a
         new child under ``now``, its namespace restored from the snapshot, and its
@@ -403,7 +399,8 @@ class Sandbox:
         writable home or past a lowered limit); the task returned ends when it has."""
         self.refusal = now.refusal
         shaped = (now.jail, now.limits, now.home_writable, now.read_paths)
-        if shaped == (self._next or self._shape()):
+        current = (self.jail, self.limits, self.home_writable, self.read_paths)
+        if shaped == (self._next or current):
             return None
         self._next = shaped
         if setting not in self._changed:

@@ -17,6 +17,7 @@ from vis_core.sandbox.proxies import HandleProxy
 SNAPSHOT_FORMAT = 1
 MAX_PICKLE_BYTES = 10 * 1024 * 1024  # one variable, pickled
 _REASON_CHARS = 160
+SAVED_FIELDS = ("name", "source", "kind", "block", "origin")  # of a Helper, in a snapshot
 
 
 @dataclass
@@ -209,16 +210,7 @@ class SessionState:
             }
         snap = {
             "format": SNAPSHOT_FORMAT,
-            "helpers": [
-                {
-                    "name": h.name,
-                    "source": h.source,
-                    "kind": h.kind,
-                    "block": h.block,
-                    "origin": h.origin,
-                }
-                for h in helpers.values()
-            ],
+            "helpers": [{key: getattr(h, key) for key in SAVED_FIELDS} for h in helpers.values()],
             "variables": variables,
             "modules": modules,
             "not_saved": {

@@ -7,6 +7,7 @@ stdout; the code they run must not read the protocol or print into it. Imports n
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import select
@@ -189,12 +190,14 @@ def killed_with_parent() -> Callable[[], None] | None:
     return setup
 
 
+@functools.cache
 def hide_from_children() -> bool:
     """Make this process unreadable to processes of the same user (``PR_SET_DUMPABLE`` 0):
     an unjailed block then cannot read Vis's environment (API keys) or memory through
     ``/proc/<pid>/environ`` or ``mem``, nor attach a debugger. Root (``CAP_SYS_PTRACE``) still
     can. Children are not affected (``execve`` makes them dumpable again). Linux only; returns
-    whether it took effect."""
+    whether it took effect. Done once, before the first block or command starts: at Vis's
+    start it would cost every start the import of ``ctypes``."""
     if not sys.platform.startswith("linux"):
         return False
     import ctypes

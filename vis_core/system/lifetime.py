@@ -4,7 +4,6 @@ confinement (jail, limits, folders) a session's children run under."""
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import signal
 import sys
@@ -12,17 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from vis_core.system.child_process import hide_from_children
-
 KEEPER = Path(__file__).with_name("keeper.py")  # a script: standard library only
-
-
-@functools.cache
-def hide_vis() -> bool:
-    """Before the first block or command starts: an unjailed one then cannot read Vis's
-    environment (API keys) or memory through ``/proc`` (see ``hide_from_children``). Here
-    rather than at start, which would cost every start the import of ``ctypes``."""
-    return hide_from_children()
 
 
 def keeper_command(

@@ -19,9 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from vis_core.system.child_process import killed_with_parent, on_lasting_thread, python_argv
+from vis_core.system.child_process import (
+    hide_from_children,
+    killed_with_parent,
+    on_lasting_thread,
+    python_argv,
+)
 from vis_core.system.jail_guard import guarded
-from vis_core.system.lifetime import ChildLimits, hide_vis, keeper_command
+from vis_core.system.lifetime import ChildLimits, keeper_command
 from vis_core.system.quiet import model_command
 
 log = logging.getLogger(__name__)
@@ -133,7 +138,7 @@ class ChildProcess:
         theirs: socket.socket | None = None
         setup = None  # by itself, or under its keeper: started by vfork
         if keeper is not None:
-            hide_vis()
+            hide_from_children()
             self._keeper, theirs = socket.socketpair()
             argv = keeper_command(argv, keeper, limits, theirs.fileno())
             pass_fds = (theirs.fileno(), *pass_fds)  # the keeper applies the limits

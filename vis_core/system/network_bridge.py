@@ -32,28 +32,31 @@ def proxy_environment() -> dict[str, str]:
     return values
 
 
-def start_from_environment() -> threading.Thread | None:
-    """Start the bridge when the environment names a proxy socket (the jailed sandbox)."""
-    path = os.environ.get(ENV_SOCKET)
+def _listen() -> tuple[socket.socket, str] | None:
+    """The bridge's socket, listening on ``127.0.0.1:`` the port the environment names, and
+    the proxy socket it names, where each connection is relayed; None when it names none, or
+    the port cannot be had (then nothing reaches the network)."""
+    path = os.environ.get(ENV_SOCKET, "")
     port = os.environ.get(ENV_PORT, "")
     if not path or not port.isdigit():
         return None
-    return start_bridge(path, int(port))
-
-
-def start_bridge(socket_path: str, port: int) -> threading.Thread | None:
-    """Listen on ``127.0.0.1:port`` and relay each connection to ``socket_path``; None when
-    the port cannot be had (then nothing reaches the network)."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
-        listener.bind(("127.0.0.1", port))
+        listener.bind(("127.0.0.1", int(port)))
         listener.listen(64)
     except OSError:
         listener.close()
         return None
-    thread = threading.Thread(
-        target=_accept, args=(listener, socket_path), name="vis-network-bridge", daemon=True
-    )
+    return listener, path
+
+
+def start_from_environment() -> threading.Thread | None:
+    """Start the bridge in a thread when the environment names a proxy socket (the jailed
+    sandbox)."""
+    bridge = _listen()
+    if bridge is None:
+        return None
+    thread = threading.Thread(target=_accept, args=bridge, name="vis-network-bridge", daemon=True)
     thread.start()
     return thread
 
@@ -111,27 +114,17 @@ def launch(argv: list[str]) -> None:
     """Run ``argv`` with the bridge beside it (a jailed shell command): listen first, then a
     forked child relays while this process becomes the command. Stdlib only: run with
     ``python -I -S -c SOURCE argv...``, where no Vis package is importable."""
-    path = os.environ.get(ENV_SOCKET, "")
-    port = os.environ.get(ENV_PORT, "")
-    listener = None
-    if path and port.isdigit():
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        try:
-            listener.bind(("127.0.0.1", int(port)))
-            listener.listen(64)
-        except OSError:
-            listener.close()
-            listener = None
-    if listener is not None and os.fork() == 0:  # the relay: no terminal, none of the pipes
+    bridge = _listen()
+    if bridge is not None and os.fork() == 0:  # the relay: no terminal, none of the pipes
         try:
             null = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(null, fd)
-            _accept(listener, path)
+            _accept(*bridge)
         finally:
             os._exit(0)
-    if listener is not None:
-        listener.close()
+    if bridge is not None:
+        bridge[0].close()
     os.execvp(argv[0], argv)
 
 

@@ -268,7 +268,7 @@ class Sandbox:
         self._snapshot_load = snapshot_load
         self.jail = jail
         self.python = python
-        self.output_limit = output_limit  # printed output shown: bytes, and lines below
+        self.output_limit = output_limit  # printed output shown, in bytes (lines: MAX_LINES)
         self.output_dir = output_dir  # where a cut output is saved whole
         self._proc: ChildProcess | None = None
         self._stdin: asyncio.StreamWriter | None = None

@@ -437,7 +437,7 @@ class Sandbox:
         slot = self._slot_shown
         if not pid:
             problem = "its process could not be found"
-        elif slot is None or not (new_root == slot or slot in Path(new_root).parents):
+        elif slot is None or not Path(new_root).is_relative_to(slot):
             problem = "the draft is not visible in the running jail"
         else:
             problem = await asyncio.to_thread(_reroot, pid, Path(old_root), Path(new_root))

@@ -83,7 +83,7 @@ def writable_mounts(pid: int, root: Path, keep: Path) -> list[str]:
         if "rw" not in options:
             continue
         where = Path(point)
-        if _under(where, root) and not _under(where, keep):
+        if where.is_relative_to(root) and not where.is_relative_to(keep):
             found.append(point)
     return found
 
@@ -109,10 +109,6 @@ def reroot(pid: int, old_root: Path, new_root: Path, protected: list[Path]) -> N
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines()
         raise RerootFailed(lines[-1] if lines else f"exit {done.returncode}")
-
-
-def _under(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
 
 
 def _unescape(text: str) -> str:

@@ -10,10 +10,6 @@ from collections.abc import Iterable
 from pathlib import Path
 
 
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
-
-
 def path_outside(value: str, roots: Iterable[Path]) -> str:
     """``value`` (a ``PATH``) without the entries that name a place in ``roots``: empty and
     relative ones (``.``, ``node_modules/.bin``: they name the working folder) and absolute ones
@@ -25,13 +21,13 @@ def path_outside(value: str, roots: Iterable[Path]) -> str:
         home = Path.home().resolve()
     except RuntimeError:  # no home folder known: every root is fenced
         home = None
-    fenced = {root for root in fenced if home is None or not _inside(home, root)}
+    fenced = {root for root in fenced if home is None or not home.is_relative_to(root)}
     kept: list[str] = []
     for entry in value.split(os.pathsep):
         if not entry or not os.path.isabs(entry) or entry in kept:
             continue
         places = (Path(os.path.normpath(entry)), Path(os.path.realpath(entry)))
-        if any(_inside(place, root) for place in places for root in fenced):
+        if any(place.is_relative_to(root) for place in places for root in fenced):
             continue
         kept.append(entry)
     return os.pathsep.join(kept)

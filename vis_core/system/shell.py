@@ -59,15 +59,13 @@ class StreamBuffer:
         while self.size > self.limit and self.chunks:
             old_seq, old = self.chunks.popleft()
             raw = old.encode("utf-8")
-            excess = self.size - self.limit
-            if len(raw) > excess:
-                rest = raw[excess:].decode("utf-8", errors="ignore")
+            # what is kept of the oldest chunk: none, or its tail from a whole character on
+            rest = raw[self.size - self.limit :].decode("utf-8", errors="ignore")
+            gone = len(raw) - len(rest.encode("utf-8"))
+            self.size -= gone
+            self.dropped += gone
+            if rest:
                 self.chunks.appendleft((old_seq, rest))
-                self.size -= len(raw) - len(rest.encode("utf-8"))
-                self.dropped += len(raw) - len(rest.encode("utf-8"))
-                break
-            self.size -= len(raw)
-            self.dropped += len(raw)
 
     def text(self) -> str:
         return "".join(chunk for _, chunk in self.chunks)

@@ -8,10 +8,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+from vis_core.extension.context import CallContext
 from vis_core.extension.declarations import callback_env
-from vis_core.extension.runtime import Runtime
 from vis_core.extension_host.call_state import SessionCallState
-from vis_core.extension_host.callback_contexts import CallbackContexts
 from vis_core.extension_host.hooks import OpHooks
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.extension_host.session_context import collect_context, session_dict
@@ -65,29 +64,21 @@ class SessionKit:
         store: Store,
         extensions: Callable[[], LoadedExtensions],
         project_values: dict[str, str],
-        runtime: Runtime | None,
         tell: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
-        self.place = place
+        # the session's loop: what its callbacks' contexts name
+        self.place = dataclasses.replace(place, loop=running_loop() or place.loop)
         self._store = store
         self._extensions = extensions
-        self.contexts = CallbackContexts(
-            session_id=place.session_id,
-            workspace_root=place.workspace_root,
-            project_root=place.project_root,
-            channel=place.channel,
-            runtime=runtime,
-            loop=running_loop() or place.loop,
-        )
         # the session's extension workers (one per declared environment): each started by the
         # first tool, hook, command or callback it runs
-        self.worker = SessionWorkers(extensions, place, project_values)
+        self.worker = SessionWorkers(extensions, self.place, project_values)
         if called_per_request(extensions()):
             self.worker.prestart()  # the first request's prompt needs them; start them meanwhile
         # who waits on the session's turn, the images shown to its model with a call's result
         self.call_state = SessionCallState()
         # ``tell``: a warning in the session (an op hook that returned no verdict)
-        self.hooks = OpHooks(extensions, self.contexts.context_for, self.worker, tell)
+        self.hooks = OpHooks(extensions, self.context_for, self.worker, tell)
         self.tool_hooks = ToolHooks(self.hooks)
 
     def move_to(self, workspace: Path, project_root: Path) -> None:
@@ -96,9 +87,11 @@ class SessionKit:
         self.place = dataclasses.replace(
             self.place, workspace_root=workspace, project_root=project_root
         )
-        self.contexts.workspace_root = workspace
-        self.contexts.project_root = project_root
         self.worker.move_to(self.place)
+
+    def context_for(self, owner: str) -> CallContext:
+        """The context of a callback of extension ``owner`` in this session, at its roots now."""
+        return self.place.context_for(owner)
 
     def env(self) -> dict[str, Any]:
         return callback_env(
@@ -165,7 +158,7 @@ class SessionKit:
         contributed = await collect_context(
             self._extensions(),
             self.env(),
-            self.contexts.context_for,
+            self.context_for,
             self.worker,
             self.state_holds,
         )

@@ -115,6 +115,19 @@ class WorkerPlace:
     # the host's loop: it reads the worker's pipe, also for a worker made in a thread
     loop: asyncio.AbstractEventLoop | None = field(default=None, compare=False)
 
+    def context_for(self, owner: str) -> CallContext:
+        """The context of a callback of extension ``owner`` in this session (op hooks, ``ctx``,
+        prompts): its session, roots, channel, runtime and loop."""
+        return CallContext(
+            self.session_id,
+            self.workspace_root,
+            self.project_root,
+            owner=owner,
+            channel=self.channel,
+            runtime=self.runtime,
+            loop=self.loop,
+        )
+
 
 class DirectHost(Protocol):
     """What pairs a session's workers with its sandbox child (direct channels) and hears of

@@ -128,7 +128,6 @@ class SessionFactory:
             store=self.store,
             extensions=self.catalog.current,
             project_values=self.workspace.project_values(),
-            runtime=place.runtime,
             tell=lambda text: bus.emit(Notification(session_id, text=text, kind=NotifyKind.WARN)),
         )
         drafts.hooks = DraftHooks(kit.hooks.before, kit.hooks.after)
@@ -395,7 +394,7 @@ class SessionFactory:
         async def prompt() -> str:
             place = kit.place  # the draft's roots while the session is in one
             env = kit.env()
-            context_for = kit.contexts.context_for
+            context_for = kit.context_for
             loaded = self.catalog.loaded
             active = await active_among(loaded.enabled, env, kit.worker, context_for)
             names = {ext.name for ext in active}
@@ -430,7 +429,7 @@ class SessionFactory:
             self.catalog.current,
             lambda: kit.worker,
             lambda: str(self.settings.get("network_allowed_hosts", "", session_id) or ""),
-            kit.contexts.context_for,
+            kit.context_for,
         )
 
         told: set[tuple[str, str]] = set()

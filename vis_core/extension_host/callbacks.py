@@ -29,8 +29,6 @@ from vis_core.extension_host.worker_client import (
 from vis_core.ipc.kinds import CallbackKind
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from vis_core.settings.declaring import DeclaringExtension
 
 
@@ -84,22 +82,14 @@ def _run_here(
     done: list[tuple[int, CallbackOutcome]] = []
     for index, item in callbacks:
         try:
-            with _context(context_for, item.extension.name):
+            owner = item.extension.name
+            with contextlib.nullcontext() if context_for is None else calling(context_for(owner)):
                 value = item.extension.call(item.fn, *item.args)
         except Exception as exc:
             done.append((index, CallbackOutcome(error=exc)))
         else:
             done.append((index, CallbackOutcome(value=value)))
     return done
-
-
-@contextlib.contextmanager
-def _context(context_for: Callable[[str], CallContext] | None, owner: str) -> Iterator[None]:
-    if context_for is None:
-        yield
-        return
-    with calling(context_for(owner)):
-        yield
 
 
 async def run_callback(

@@ -23,7 +23,7 @@ def frame(body: bytes) -> bytes:
 
 def write_all(fd: int, data: bytes | memoryview) -> None:
     """Write ``data`` to ``fd`` completely (a pipe may take a long frame in parts)."""
-    written = os.write(fd, data)
+    written = os.write(fd, data)  # all of it, mostly: the rest only when cut short
     if written < len(data):
         rest = memoryview(data)[written:]
         while rest:
@@ -40,9 +40,7 @@ class FrameWriter:
     def write(self, data: bytes) -> None:
         """Write encoded frames (:func:`frame`) as one piece."""
         with self._lock:
-            written = os.write(self.fd, data)  # all of it, mostly: the rest only when cut short
-            if written < len(data):
-                write_all(self.fd, memoryview(data)[written:])
+            write_all(self.fd, data)
 
 
 def check_in_flight(count: int, limit: int, what: str = "tool calls") -> None:

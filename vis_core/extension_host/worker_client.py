@@ -479,32 +479,13 @@ class SessionWorker:
         ``render``): the worker draws the Activity's start too, just before the tool runs,
         and sends it ahead: ``started((presentation, problem))`` is awaited with it (or with
         None when none came) before the answer, all in the one round trip."""
-        if self._cancelled:
-            await self._settled()
-        channel = await self._channel_for(tool.owner)
-        early: asyncio.Future[Any] | None = None
+        channel = await self.ready_for(tool.owner)
         target = TargetKind.DRAWN_TOOL if render else TargetKind.TOOL
         if started is not None:
-            early = asyncio.get_running_loop().create_future()
             target = TargetKind.STARTED_TOOL
-        try:
-            call_id, waiting = channel.request_async(
-                target, tool.name, args, kwargs, owner=tool.owner, early=early
-            )
-        except ChannelClosed:
-            raise ChildGone(self._ended(tool.name, channel)) from None
-        try:
-            if early is not None and started is not None:
-                await started(await early)
-            answer = await waiting
-        except asyncio.CancelledError:
-            self.abandon(channel, call_id, tool.name)
-            raise
-        except ChannelClosed:
-            raise ChildGone(self._ended(tool.name, channel)) from None
-        if render:  # (value, presentation, problem): only the value is encoded
-            return (_from_worker(answer[0]), *answer[1:])
-        return _from_worker(answer)
+        name = tool.name
+        answer = await self._request(channel, name, target, name, args, kwargs, tool.owner, started)
+        return _from_worker(answer, render)
 
     def answer(
         self,
@@ -517,12 +498,9 @@ class SessionWorker:
         """What a direct call of ``tool`` returned (its ``Reply``, which ``answered`` holds), as
         :meth:`call` returns it, or its error."""
         try:
-            value = answered.result()
+            return _from_worker(answered.result(), render)
         except ChannelClosed:
             raise ChildGone(self._ended(tool.name, channel)) from None
-        if render:  # (value, presentation, problem): only the value is encoded
-            return (_from_worker(value[0]), *value[1:])
-        return _from_worker(value)
 
     def abandon(self, channel: Channel, call_id: int, what: str) -> None:
         """The caller of call ``call_id`` was cancelled: cancel it in the worker (which is
@@ -535,9 +513,7 @@ class SessionWorker:
         """Run the stream of ``owner``'s provider ``provider`` in the worker until it ends
         (its events come back through the sink in ``args``); cancelling the awaiting task
         cancels it there."""
-        if self._cancelled:
-            await self._settled()
-        channel = await self._channel_for(owner)
+        channel = await self.ready_for(owner)
         what = f"the stream of provider {provider!r}"
         args = (provider, False, None, *args)
         provider_call = CallbackKind.PROVIDER.value
@@ -572,14 +548,21 @@ class SessionWorker:
         args: tuple,
         kwargs: dict,
         owner: str,
+        started: Callable[[Any], Awaitable[None]] | None = None,
     ) -> Any:
         """Ask the worker and await its answer; cancelling the awaiting task cancels the call
-        there, and a worker that ends first is :class:`ChildGone` (``what`` names the call)."""
+        there, and a worker that ends first is :class:`ChildGone` (``what`` names the call).
+        ``started``: awaited with the early part of the answer first (see :meth:`call`)."""
+        early = None if started is None else asyncio.get_running_loop().create_future()
         try:
-            call_id, waiting = channel.request_async(target, name, args, kwargs, owner=owner)
+            call_id, waiting = channel.request_async(
+                target, name, args, kwargs, owner=owner, early=early
+            )
         except ChannelClosed:
             raise ChildGone(self._ended(what, channel)) from None
         try:
+            if early is not None and started is not None:
+                await started(await early)
             return await waiting
         except asyncio.CancelledError:
             self.abandon(channel, call_id, what)
@@ -768,15 +751,18 @@ class SessionWorker:
 _decode: Callable[..., Any] | None = None  # decode_from_worker, once a worker answered
 
 
-def _from_worker(value: Any) -> Any:
+def _from_worker(value: Any, render: bool = False) -> Any:
     """A tool's value as its worker answered it, packed values kept so
     (:func:`~vis_core.ipc.trusted.decode_from_worker`, loaded with the first answer: not
-    imported per call)."""
+    imported per call); ``render``: the answer is ``(value, presentation, problem)``, of
+    which only the value is encoded."""
     global _decode
     if _decode is None:
         from vis_core.ipc.trusted import decode_from_worker
 
         _decode = decode_from_worker
+    if render:
+        return (_decode(value[0], keep_encoded=True), *value[1:])
     return _decode(value, keep_encoded=True)
 
 

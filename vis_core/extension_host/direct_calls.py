@@ -29,8 +29,6 @@ import itertools
 import logging
 import socket
 import threading
-from asyncio import _get_running_loop  # the running loop or None (no exception to catch)
-from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -83,13 +81,6 @@ class DirectCalls:
     def next_id(self) -> int:
         return next(self._ids)
 
-    def soon(self, fn: Callable[..., object], *args: Any) -> None:
-        """``fn(*args)`` on the loop: now when this is it, else as soon as it runs."""
-        if _get_running_loop() is self.loop:
-            fn(*args)
-        elif not self.loop.is_closed():
-            self.loop.call_soon_threadsafe(fn, *args)
-
     def read_control(self) -> None:
         """Take what the host sent on the control socket: grants, and a new channel's fd."""
         with self._control_lock:
@@ -99,7 +90,7 @@ class DirectCalls:
             notes = control.receive()
             if notes is None:  # the host is gone (the worker ends with its channel)
                 self._control = None
-                self.soon(self._closed_control, control)
+                self.channel.soon(self._closed_control, control)
                 return
             self._take_notes(notes)
 
@@ -120,7 +111,7 @@ class DirectCalls:
                 if self.line is not None:
                     self.line.end(child_gone=True)  # the child it served was replaced
                 self.line = DirectLine(self, fd, granted.line)
-                self.soon(self.line.watch)
+                self.channel.soon(self.line.watch)
 
 
 class DirectLine:
@@ -235,15 +226,15 @@ class DirectLine:
                 except BlockingIOError:
                     sent = 0
                 except OSError:
-                    self._calls.soon(self.end, True)
+                    self._calls.channel.soon(self.end, True)
                     return
                 if sent == len(data):
                     return
                 data = data[sent:]
-                self._calls.soon(self._watch_writable)
+                self._calls.channel.soon(self._watch_writable)
             self._unsent += data
             if len(self._unsent) > MAX_UNREAD:  # a child that does not read its answers
-                self._calls.soon(self.end, False)
+                self._calls.channel.soon(self.end, False)
 
     def _watch_writable(self) -> None:
         if not self.broken:
@@ -274,7 +265,7 @@ class DirectLine:
                 return
             self.broken = True
         self._calls.channel.also_read.pop(self._fd, None)
-        self._calls.soon(self._close)
+        self._calls.channel.soon(self._close)
         if self._calls.line is self:
             self._calls.line = None
         if child_gone:

@@ -180,12 +180,8 @@ class Channel:
 
     def start(self) -> None:
         loop = self._loop
-        if loop is None or loop.is_closed():  # callers read the pipe while they wait
-            return
-        if self._on_loop():
-            self._watch()
-        else:
-            loop.call_soon_threadsafe(self._watch)
+        if loop is not None and not loop.is_closed():  # else callers read while they wait
+            self.soon(self._watch)
 
     @property
     def closed(self) -> bool:
@@ -597,7 +593,7 @@ class Channel:
             if not future.done():
                 _settle(future, ChannelClosed(reason), False)
         for task in list(self._tasks.values()):  # nobody waits for what they serve any more
-            self._on_the_loop(task.cancel)
+            self.soon(task.cancel)
         self.exports.clear()
 
     def close(self, reason: str = "the channel was closed", *, wait: float = 0.0) -> None:
@@ -739,7 +735,7 @@ class Channel:
             # read here, in frame order, so a later release cannot drop what it lends
             work = (frame, self._arguments(frame))
             if self._start is not None and self._loop_serves():
-                self._on_the_loop(self._begin, *work)
+                self.soon(self._begin, *work)
                 return
             if (
                 self._reading_loop
@@ -762,13 +758,13 @@ class Channel:
             if self.direct_reports is not None:
                 self.direct_reports(frame)
         elif self._start is not None:
-            self._on_the_loop(self._cancel_task, frame.id)
+            self.soon(self._cancel_task, frame.id)
         else:
             self._handler.cancel(frame.id)
 
     # -- serving on the loop ----------------------------------------------------------------
 
-    def _on_the_loop(self, fn: Callable[..., object], *args: Any) -> None:
+    def soon(self, fn: Callable[..., object], *args: Any) -> None:
         """Run ``fn(*args)`` on the loop: now when this is it, else as soon as it can."""
         loop = self._loop
         if loop is None or loop.is_closed():

@@ -13,8 +13,8 @@ runs itself (no thread hop; the channel's watchdog reads the pipe for the loop w
 A cancel cancels that task, or ends the SDK call a synchronous call waits in; a call deaf to
 it is killed with its worker by the host.
 
-The same program in its load-only mode (:func:`load_only`) is the registration worker: it
-only loads entry files and reports each declaration, over the same channel.
+The same program in its load-only mode (:func:`main` with ``load_only``) is the registration
+worker: it only loads entry files and reports each declaration, over the same channel.
 """
 
 from __future__ import annotations
@@ -549,12 +549,6 @@ def _begin(sink: LogSink) -> ProtocolFds:
     capture_child_output()  # what its children print and it does not read: to its log
     exit_with_parent()
     return fds
-
-
-def load_only() -> None:
-    """The load-only mode (registration): :func:`main` serving
-    :class:`~vis_core.extension_host.screening.LoadOnly`."""
-    main(load_only=True)
 
 
 def main(load_only: bool = False) -> None:

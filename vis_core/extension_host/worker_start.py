@@ -7,17 +7,15 @@ from __future__ import annotations
 from vis_core import codegen_cache
 
 
-def main() -> None:
-    """A session's worker (:func:`~vis_core.extension_host.session_worker.main`)."""
+def main(load_only: bool = False) -> None:
+    """A session's worker, or its load-only mode for registration
+    (:func:`~vis_core.extension_host.session_worker.main`)."""
     codegen_cache.install()
     from vis_core.extension_host import session_worker
 
-    session_worker.main()
+    session_worker.main(load_only)
 
 
 def load_only() -> None:
-    """The load-only mode (:func:`~vis_core.extension_host.session_worker.load_only`)."""
-    codegen_cache.install()
-    from vis_core.extension_host import session_worker
-
-    session_worker.load_only()
+    """The load-only mode: :func:`main` for registration."""
+    main(load_only=True)

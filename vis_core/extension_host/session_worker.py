@@ -48,6 +48,7 @@ from vis_core.ipc.trusted import (
     encode_answer_for_host,
     encode_for_host,
     run_method,
+    scalar_arguments,
 )
 from vis_core.model.activity import RenderPhase
 from vis_core.model.channel import Channel as FrontEnd
@@ -85,20 +86,9 @@ class _Running:
     cancelled: bool = False
 
 
-_SCALARS = frozenset({type(None), bool, int, float, str, bytes})
-_DONE = _SCALARS | {list, tuple, dict}  # values that are not awaitable
+_DONE = frozenset({type(None), bool, int, float, str, bytes, list, tuple, dict})  # never awaitable
 _UNLOCKED = contextlib.nullcontext()  # for a call that runs inside one holding the lock
 _TOOL_TARGETS = frozenset({TargetKind.TOOL, TargetKind.DRAWN_TOOL, TargetKind.STARTED_TOOL})
-
-
-def _scalars(args: tuple, kwargs: dict) -> bool:
-    for value in args:
-        if type(value) not in _SCALARS:
-            return False
-    for value in kwargs.values():
-        if type(value) not in _SCALARS:
-            return False
-    return True
 
 
 class WorkerHandler:
@@ -177,7 +167,7 @@ class WorkerHandler:
         # records from the sandbox become the tool's own dataclasses here, where its module
         # lives (the host does not need the extension's classes for it)
         given = (args, kwargs)
-        if not _scalars(args, kwargs):  # scalars are never rebuilt
+        if not scalar_arguments(args, kwargs):  # scalars are never rebuilt
             from vis_core.records import coerce_arguments
 
             args, kwargs = coerce_arguments(fn, args, kwargs, owner=owner)

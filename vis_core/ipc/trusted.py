@@ -404,15 +404,22 @@ def dumps(value: Any, exports: Exports, caller: Caller) -> bytes:
     return _dump(value, exports, caller)[0]
 
 
-def dumps_arguments(args: tuple, kwargs: dict, exports: Exports, caller: Caller) -> bytes:
-    """A call's ``(args, kwargs)`` pickled (:func:`dumps`), scalars with no walk through them."""
+def scalar_arguments(args: tuple, kwargs: dict) -> bool:
+    """Whether a call's arguments are scalars by keyword names: nothing to walk through."""
     for value in args:
         if type(value) not in _SCALARS:
-            return dumps((args, kwargs), exports, caller)
+            return False
     for key, value in kwargs.items():
         if type(value) not in _SCALARS or type(key) is not str:
-            return dumps((args, kwargs), exports, caller)
-    return pickle.dumps((args, kwargs), protocol=_PROTOCOL)
+            return False
+    return True
+
+
+def dumps_arguments(args: tuple, kwargs: dict, exports: Exports, caller: Caller) -> bytes:
+    """A call's ``(args, kwargs)`` pickled (:func:`dumps`), scalars with no walk through them."""
+    if scalar_arguments(args, kwargs):
+        return pickle.dumps((args, kwargs), protocol=_PROTOCOL)
+    return dumps((args, kwargs), exports, caller)
 
 
 # A pickle that ``pickle.loads`` reads back alone (no reference in it) crosses as it is: it

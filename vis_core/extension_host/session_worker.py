@@ -60,16 +60,6 @@ from vis_core.system.child_process import (
 )
 
 
-@dataclass(frozen=True)
-class SessionPlace:
-    """The session the worker serves: what a tool's call context says."""
-
-    session_id: str | None
-    workspace_root: Path
-    project_root: Path
-    channel: FrontEnd
-
-
 @dataclass(frozen=True, slots=True)
 class _Tool:
     """A tool of a loaded extension: its function, whether that is plain (no coroutine
@@ -98,7 +88,7 @@ class WorkerHandler:
         self.channel: Channel | None = None
         self._loop = loop  # the worker's one loop: each call's coroutine is a task on it
         self._tasks: set[asyncio.Task[Any]] = set()
-        self.place: SessionPlace | None = None
+        self.place: CallContext | None = None  # the session it serves, as no extension's call
         self._tools: dict[tuple[str, str], _Tool] = {}
         self._commands: dict[tuple[str, str], Callable[..., Any]] = {}
         self._hooks: dict[str, tuple[Any, ...]] = {}
@@ -232,10 +222,10 @@ class WorkerHandler:
         from vis_core.extension_host.discovery import Candidate
         from vis_core.extension_host.entry import EntryFailed, execute_entry
 
-        self.place = SessionPlace(
-            session_id=place.get("session_id"),
-            workspace_root=Path(place["workspace_root"]),
-            project_root=Path(place["project_root"]),
+        self.place = CallContext(
+            place.get("session_id"),
+            Path(place["workspace_root"]),
+            Path(place["project_root"]),
             channel=FrontEnd(place.get("channel") or FrontEnd.TUI),
         )
         build = dict(place["build"])  # the host's build globals: none computed here
@@ -366,19 +356,15 @@ class WorkerHandler:
     def _context(self, owner: str, session: list[str | None] | None) -> CallContext:
         """The context of a call of ``owner`` in the worker's session (or ``session[0]``): the
         same for each of them, made once."""
-        context = self._contexts.get(owner if session is None else (owner, session[0]))
+        key = owner if session is None else (owner, session[0])
+        context = self._contexts.get(key)
         if context is None:
             place = self.place
             assert place is not None
             session_id = place.session_id if session is None else session[0]
-            context = CallContext(
-                session_id=session_id,
-                workspace_root=place.workspace_root,
-                project_root=place.project_root,
-                owner=owner,
-                channel=place.channel,
+            context = self._contexts[key] = CallContext(
+                session_id, place.workspace_root, place.project_root, owner, place.channel
             )
-            self._contexts[owner if session is None else (owner, session_id)] = context
         return context
 
     def _settle(self, awaitable: Any, running: _Running) -> Any:

@@ -151,8 +151,11 @@ def encode_result(
     """A tool's return value as wire data (:func:`encode`), its dataclasses as records whose
     properties and ``__str__`` are computed here, once. ``owner`` (the tool's extension)
     registers the classes met for :mod:`~vis_core.records.registry` lookups after a reload."""
-    with owner_scope(owner):
+    token = _owner.set(owner)
+    try:
         return encode(value, handle_out=handle_out)
+    finally:
+        _owner.reset(token)
 
 
 def codec_for(value: Any) -> Codec | None:
@@ -358,6 +361,7 @@ def safe_text(text: str) -> str:
 # -- records ---------------------------------------------------------------------------------
 
 RECORD = "record"
+# the extension the classes met while encoding a tool's result are registered for
 _owner: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "vis_record_owner", default=None
 )
@@ -442,21 +446,6 @@ def encode_record(value: Any) -> dict[str, Any]:
 def decode_record(payload: dict[str, Any]) -> Record:
     """Build the frozen ``Record`` for a payload whose values are already decoded."""
     return restore_record(dict(payload.get("fields") or {}), payload)
-
-
-class owner_scope:  # used as a context manager, reads like a function
-    """Within ``with owner_scope("ext"):`` encoded classes are registered for ``ext``."""
-
-    def __init__(self, owner: str | None) -> None:
-        self._owner = owner
-        self._token: contextvars.Token[str | None] | None = None
-
-    def __enter__(self) -> None:
-        self._token = _owner.set(self._owner)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._token is not None:
-            _owner.reset(self._token)
 
 
 def _owner_for(cls: type) -> str | None:

@@ -157,11 +157,13 @@ DirectFromChild = ToolCall | CancelCall
 
 _encoder = msgspec.msgpack.Encoder()
 encode = _encoder.encode
-_to_child = msgspec.msgpack.Decoder(ToChild)
+#: a message from the host, as the child reads it (the host is trusted)
+to_child = msgspec.msgpack.Decoder(ToChild).decode
 _from_child = msgspec.msgpack.Decoder(FromChild)
 _any = msgspec.msgpack.Decoder()
 _FROM_CHILD_KINDS = {cls.__struct_config__.tag: cls for cls in FromChild.__args__}
-_direct_to_child = msgspec.msgpack.Decoder(DirectToChild)
+#: a message from the worker on the direct channel, as the child reads it
+direct_to_child = msgspec.msgpack.Decoder(DirectToChild).decode
 _direct_from_child = msgspec.msgpack.Decoder(DirectFromChild)
 _AT = re.compile(r"at `\$\[(\d+)\]")
 
@@ -169,11 +171,6 @@ _AT = re.compile(r"at `\$\[(\d+)\]")
 def framed(message: msgspec.Struct) -> bytes:
     """``message`` encoded as one frame."""
     return frame(_encoder.encode(message))
-
-
-def to_child(body: bytes) -> Init | Run | Result | Tools:
-    """A message from the host, as the child reads it (the host is trusted)."""
-    return _to_child.decode(body)
 
 
 def from_child(body: bytes) -> Ready | ToolCall | HandleCall | CancelCall | Done:
@@ -184,11 +181,6 @@ def from_child(body: bytes) -> Ready | ToolCall | HandleCall | CancelCall | Done
         raise ProtocolError(_what_is_wrong(body, str(exc))) from None
     except (msgspec.DecodeError, RecursionError):
         raise ProtocolError("a message that is not MessagePack") from None
-
-
-def direct_to_child(body: bytes) -> Result | Refused:
-    """A message from the worker on the direct channel, as the child reads it."""
-    return _direct_to_child.decode(body)
 
 
 def direct_from_child(body: bytes) -> ToolCall | CancelCall:

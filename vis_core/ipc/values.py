@@ -61,13 +61,9 @@ _INT_MIN, _INT_MAX = -(1 << 63), (1 << 63) - 1
 # Subclasses (IntEnum, a str-Enum, NamedTuple, defaultdict...) cross as the first of these
 # they are (bool cannot be subclassed; int before float: an IntEnum is an int and an Enum).
 _PLAIN_BASES: tuple[type, ...] = (str, int, float, bytes, tuple, list, dict, set, frozenset)
-_pack = msgspec.msgpack.Encoder().encode
+#: data :func:`encode` made, in MessagePack (what :func:`loads` reads)
+pack = msgspec.msgpack.Encoder().encode
 _unpack = msgspec.msgpack.Decoder().decode
-
-
-def pack(data: Any) -> bytes:
-    """Data :func:`encode` made, in MessagePack (what :func:`loads` reads)."""
-    return _pack(data)
 
 
 @dataclass(frozen=True)
@@ -223,12 +219,12 @@ def dumps(value: Any, *, handle_out: HandleOut | None = None, root: str = "") ->
         return msgspec.Raw(value.data)
     if kind is list or kind is dict:
         try:
-            data = _pack(value)
+            data = pack(value)
             if TAGGED not in data and _unpack(data) == value:
                 return msgspec.Raw(data)
         except (TypeError, ValueError, OverflowError, RecursionError, msgspec.DecodeError):
             pass  # encode() says what it cannot take
-    return msgspec.Raw(_pack(encode(value, handle_out=handle_out, root=root)))
+    return msgspec.Raw(pack(encode(value, handle_out=handle_out, root=root)))
 
 
 def loads(data: bytes | msgspec.Raw, *, handle_in: HandleIn | None = None) -> Any:

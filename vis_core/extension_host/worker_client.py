@@ -155,7 +155,7 @@ class _HostHandler:
     cancel from the worker cancels the task. What must block (a store read, a file, a live
     view's wait) runs in the SDK's pool of threads, awaited."""
 
-    def __init__(self, place: WorkerPlace | None = None) -> None:
+    def __init__(self, place: WorkerPlace) -> None:
         self.channel: Channel | None = None
         self._place = place  # the session a thread of an extension reads its settings in
         self._pool: ThreadPoolExecutor | None = None  # what blocks, made with the first
@@ -189,8 +189,9 @@ class _HostHandler:
         context = self.channel.context_of(call.parent)
         context = contextvars.Context() if context is None else context.copy()
         if context.run(current_call) is None and call.name == SETTING_VALUE:
-            if self._place is not None:  # a thread of an extension: the session's value
-                context.run(enter_call, self._session_context(self._place))
+            # a thread of an extension: the session's value (it reads, never changes: a change
+            # needs a callback)
+            context.run(enter_call, self._place.context_for("vis"))
         from vis_core.extension_host.worker_channel import serving  # loaded with the channel
 
         context.run(serving.set, call.id)  # calls back to the worker name the call they serve
@@ -246,19 +247,7 @@ class _HostHandler:
 
     def _runtime(self) -> Runtime | None:
         """The runtime serving an SDK call: the call's own, else the session's host's."""
-        return serving_runtime(None if self._place is None else self._place.runtime)
-
-    @staticmethod
-    def _session_context(place: WorkerPlace) -> CallContext:
-        """The call context of a read for a thread of an extension (no call) in the worker's
-        session: it reads, never changes (a change needs a callback)."""
-        return CallContext(
-            place.session_id,
-            place.workspace_root,
-            place.project_root,
-            channel=place.channel,
-            runtime=place.runtime,
-        )
+        return serving_runtime(self._place.runtime)
 
 
 def _async_method(value: Any, method: str) -> bool:

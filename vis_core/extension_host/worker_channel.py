@@ -803,12 +803,7 @@ class Channel:
         self._tasks.pop(call.id, None)
         if holds and call.ref is not None:
             self.exports.release((call.ref,))
-        self._answer_later(call.id, None, task)
-        if self._released and self._closed is None:
-            try:
-                self._send_released()
-            except OSError:
-                log.debug("%s: releases not sent, the other side is gone", self._name)
+        self._answer_later(call.id, None, task)  # the releases queued go after its Reply
 
     def _cancel_task(self, call_id: int) -> None:
         task = self._tasks.get(call_id)

@@ -61,6 +61,8 @@ _INT_MIN, _INT_MAX = -(1 << 63), (1 << 63) - 1
 # Subclasses (IntEnum, a str-Enum, NamedTuple, defaultdict...) cross as the first of these
 # they are (bool cannot be subclassed; int before float: an IntEnum is an int and an Enum).
 _PLAIN_BASES: tuple[type, ...] = (str, int, float, bytes, tuple, list, dict, set, frozenset)
+# the tags whose payload is a list of the items of a collection of this type
+_COLLECTIONS: dict[str, type] = {"tuple": tuple, "set": set, "frozenset": frozenset}
 #: data :func:`encode` made, in MessagePack (what :func:`loads` reads)
 pack = msgspec.msgpack.Encoder().encode
 _unpack = msgspec.msgpack.Decoder().decode
@@ -248,10 +250,9 @@ def _encode_other(value: Any, handle_out: HandleOut | None) -> Any:
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value)
     try:
-        if isinstance(value, frozenset):
-            return {TAG: "frozenset", "v": [_encode(item, handle_out) for item in value]}
-        if isinstance(value, set):
-            return {TAG: "set", "v": [_encode(item, handle_out) for item in value]}
+        if isinstance(value, set | frozenset):
+            tag = "frozenset" if isinstance(value, frozenset) else "set"
+            return {TAG: tag, "v": [_encode(item, handle_out) for item in value]}
     except Uncrossable as exc:
         raise exc.within(value) from None
     base = plain_base(value)
@@ -326,12 +327,9 @@ def decode(data: Any, *, handle_in: HandleIn | None = None) -> Any:
     if tag is None:
         return {k: decode(v, handle_in=handle_in) for k, v in data.items()}
     payload = data.get("v")
-    if tag == "tuple":
-        return tuple(decode(item, handle_in=handle_in) for item in payload)
-    if tag == "set":
-        return {decode(item, handle_in=handle_in) for item in payload}
-    if tag == "frozenset":
-        return frozenset(decode(item, handle_in=handle_in) for item in payload)
+    collection = _COLLECTIONS.get(tag)
+    if collection is not None:
+        return collection(decode(item, handle_in=handle_in) for item in payload)
     if tag == "float":
         return float(payload)
     if tag == "int":

@@ -537,8 +537,9 @@ def main(load_only: bool = False) -> None:
 
 async def _serve(fd_in: int, fd_out: int, load_only: bool = False) -> None:
     """Serve the host on this process's one loop until it closes the channel."""
-    from vis_core.extension_host import worker_sdk
+    from vis_core.extension.runtime import install
     from vis_core.extension_host.screening import LoadOnly
+    from vis_core.extension_host.worker_sdk import WorkerRuntime
 
     loop = asyncio.get_running_loop()
     closed = asyncio.Event()
@@ -556,8 +557,8 @@ async def _serve(fd_in: int, fd_out: int, load_only: bool = False) -> None:
         loop=loop,
     )
     handler.channel = channel
-    if not load_only:  # the load-only mode's entry files use the store directly
-        worker_sdk.install(channel)
+    if not load_only:  # SDK calls go to the host (load-only: entry files use the store)
+        install(WorkerRuntime(channel))
     collector_on()
     channel.start()
     await closed.wait()

@@ -13,7 +13,6 @@ from typing import Any
 from vis_core.extension.acting import loading_extension
 from vis_core.extension.context import current_call
 from vis_core.extension.runtime import OPERATIONS, OUTSIDE, Runtime, passes_on
-from vis_core.extension.runtime import install as install_runtime
 from vis_core.ipc.kinds import TargetKind
 
 RUNTIME = "runtime:"  # an SDK frame naming a runtime operation: ``runtime:state_read``
@@ -44,11 +43,6 @@ class WorkerRuntime(Runtime):
             return default
         # in a call, or in a thread the extension started: the host resolves the current value
         return self._caller.call(TargetKind.SDK, SETTING_VALUE, (setting_id, default), {})
-
-
-def install(caller: Any) -> None:
-    """Make this process's SDK calls run in the host (worker start)."""
-    install_runtime(WorkerRuntime(caller))
 
 
 def served_on_loop(runtime: Runtime | None, name: str) -> Callable[..., Awaitable[Any]] | None:

@@ -26,7 +26,7 @@ import sys
 import threading
 import types
 import uuid
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import PurePath
 from typing import Any, Protocol
 
@@ -193,6 +193,18 @@ def _gone(number: int) -> LookupError:
     return LookupError(f"object #{number} is gone (its extension worker was restarted)")
 
 
+def _forward(method: str, convert: Callable[[Any], Any] | None = None) -> Any:
+    """A :class:`RemoteObject` method that runs ``method`` on the other side with the arguments
+    it is given; ``convert`` makes the answer the type the protocol asks (``len()``: an int)."""
+
+    def forwarded(self: RemoteObject, *args: Any) -> Any:
+        value = self._run(method, *args)
+        return value if convert is None else convert(value)
+
+    forwarded.__name__ = method
+    return forwarded
+
+
 class RemoteObject:
     """An object that lives on the other side; attribute reads, calls and the container and
     context-manager protocols run there."""
@@ -226,47 +238,26 @@ class RemoteObject:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._run("__call__", *args, **kwargs)
 
-    def __getitem__(self, key: Any) -> Any:
-        return self._run("__getitem__", key)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        self._run("__setitem__", key, value)
-
-    def __delitem__(self, key: Any) -> None:
-        self._run("__delitem__", key)
-
-    def __contains__(self, key: Any) -> bool:
-        return bool(self._run("__contains__", key))
-
-    def __len__(self) -> int:
-        return int(self._run("__len__"))
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        self._run("__setattr__", name, value)
-
-    def __bool__(self) -> bool:
-        return bool(self._run("__bool__"))
-
-    def __iter__(self) -> Any:
-        return self._run("__iter__")
-
     def __next__(self) -> Any:
         try:
             return self._run("__next__")
         except IteratorEnded:
             raise StopIteration from None
 
-    def __enter__(self) -> Any:
-        return self._run("__enter__")
-
     def __exit__(self, kind: Any, error: Any, _traceback: Any) -> Any:
         return self._run("__exit__", kind, error, None)
 
-    def __repr__(self) -> str:
-        return str(self._run("__repr__"))
-
-    def __str__(self) -> str:
-        return str(self._run("__str__"))
+    __getitem__ = _forward("__getitem__")
+    __setitem__ = _forward("__setitem__")
+    __delitem__ = _forward("__delitem__")
+    __contains__ = _forward("__contains__", bool)
+    __len__ = _forward("__len__", int)
+    __setattr__ = _forward("__setattr__")
+    __bool__ = _forward("__bool__", bool)
+    __iter__ = _forward("__iter__")
+    __enter__ = _forward("__enter__")
+    __repr__ = _forward("__repr__", str)
+    __str__ = _forward("__str__", str)
 
 
 # what a RemoteObject's call of these means: the builtin, not a method looked up by name

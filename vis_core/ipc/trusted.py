@@ -347,15 +347,11 @@ def _as_record(obj: Any) -> Any:
     codec = values.codec_for(obj)
     if codec is None or codec.tag != RECORD:
         return NotImplemented
-    return _record_of, (values.encode(obj),)
+    return values.decode, (values.encode(obj),)  # rebuilt there as a Record
 
 
 def _itself(value: Any) -> Any:
     return value
-
-
-def _record_of(data: Any) -> Any:
-    return values.decode(data)
 
 
 def _named_elsewhere(kind: type) -> bool:

@@ -565,17 +565,12 @@ class Channel:
     def _answer_later(
         self, call_id: int, direct: DirectAnswer | None, future: asyncio.Future[Any]
     ) -> None:
-        if future.cancelled():
-            error: BaseException | None = asyncio.CancelledError()
-        else:
-            error = future.exception()
         to_child: Encoded | None = None
         try:
-            if error is not None:
-                reply = framed(Reply(call_id, False, dumps_error(error, self.exports, self)))
-            else:
-                reply, to_child = self._reply(call_id, future.result(), direct)
-        except Exception as exc:  # a value that cannot cross fails its call
+            if future.cancelled():
+                raise asyncio.CancelledError()
+            reply, to_child = self._reply(call_id, future.result(), direct)
+        except BaseException as exc:  # its failure, or a value that cannot cross
             reply = framed(Reply(call_id, False, dumps_error(exc, self.exports, self)))
         self._send_reply(call_id, reply, direct, to_child)
 

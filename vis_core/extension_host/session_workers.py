@@ -173,21 +173,20 @@ class SessionWorkers:
     ) -> list[CallbackOutcome]:
         """Run ``calls`` in their extensions' workers at once and await all of them (see
         :meth:`SessionWorker.callbacks`); the outcomes in the order of ``calls``."""
-        batches: dict[int, tuple[SessionWorker, list[int]]] = {}
+        batches: dict[SessionWorker, list[int]] = {}
         for index, item in enumerate(calls):
-            worker = self.worker_for(item.owner)
-            batches.setdefault(id(worker), (worker, []))[1].append(index)
+            batches.setdefault(self.worker_for(item.owner), []).append(index)
         done = await asyncio.gather(
             *(
                 worker.callbacks(
                     kind, [calls[i] for i in indices], timeout=timeout, context_for=context_for
                 )
-                for worker, indices in batches.values()
+                for worker, indices in batches.items()
             )
         )
         by_index = {
             index: outcome
-            for (_, indices), results in zip(batches.values(), done, strict=True)
+            for indices, results in zip(batches.values(), done, strict=True)
             for index, outcome in zip(indices, results, strict=True)
         }
         return [by_index[index] for index in range(len(calls))]  # every call is in one batch

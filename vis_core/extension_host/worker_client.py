@@ -58,25 +58,22 @@ if TYPE_CHECKING:
     from vis_core.ipc.pairing import ControlSocket
 
 log = logging.getLogger(__name__)
-CANCEL_GRACE = 3.0  # seconds a worker has to answer a cancel before it is killed
-# seconds a prompt, activation, ctx, on_change or render callback may take before it is
-# cancelled and left out (they run before each request or block, so a hang must not stall it)
-CALLBACK_TIMEOUT = 5.0
-# seconds an op hook may take before it is cancelled: a guard or an observer that hangs must
-# not hold the model's call (and every later one into its extension) for ever
-HOOK_TIMEOUT = 60.0
 # SDK calls of one worker that may block at once (a live view's wait, a store read)
 SDK_THREADS = 256
 
 
 @dataclass
 class WorkerTimes:
-    """Seconds a session's workers allow (one for all of them): a worker to answer a cancel
-    before it is killed, a callback that says no other limit to answer, an op hook."""
+    """Seconds a session's workers allow (one for all of them)."""
 
-    cancel_grace: float = CANCEL_GRACE
-    callback_timeout: float = CALLBACK_TIMEOUT
-    hook_timeout: float = HOOK_TIMEOUT
+    cancel_grace: float = 3.0  # for a worker to answer a cancel before it is killed
+    # for a callback that says no other limit (prompt, activation, ctx, on_change, render)
+    # before it is cancelled and left out (they run before each request or block, so a hang
+    # must not stall it)
+    callback_timeout: float = 5.0
+    # for an op hook before it is cancelled: a guard or an observer that hangs must not hold
+    # the model's call (and every later one into its extension) for ever
+    hook_timeout: float = 60.0
 
 
 @dataclass(frozen=True)

@@ -363,7 +363,7 @@ def _main(argv: list[str] | None) -> int:
 
         return run_export(args, workspace)
     if args.command == "replay":
-        from vis_core.session_cli import run_replay
+        from vis_core.session_cli.replay import run_replay
 
         return run_replay(args)
     if args.command == "sessions":

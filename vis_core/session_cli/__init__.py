@@ -10,7 +10,7 @@ from vis_core.session_files import FORMATS, ExportFormat, export_session, write_
 from vis_core.store.stored_session import SessionNotFound, find_session, latest_session
 from vis_core.terminal import raw_stream
 
-EXIT_OK, EXIT_DIFFERENT, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_USAGE = 0, 2
 
 
 def add_export_parser(commands: argparse._SubParsersAction) -> None:
@@ -88,9 +88,3 @@ def run_export(args: argparse.Namespace, workspace: Path) -> int:
         return EXIT_USAGE
     print(f"Exported session {row.id[:8]} ({fmt.value}) to {output.resolve()}")
     return EXIT_OK
-
-
-def run_replay(args: argparse.Namespace) -> int:
-    from vis_core.session_cli.replay import run_replay_command
-
-    return run_replay_command(args)

@@ -23,6 +23,7 @@ from vis_core.model.block import PYTHON_EXECUTION
 from vis_core.model.channel import Channel
 from vis_core.model.draft import DraftAction
 from vis_core.model.turn import ContextOrigin, TurnStatus
+from vis_core.session_cli import EXIT_OK, EXIT_USAGE
 from vis_core.store.stored_session import (
     SessionNotFound,
     StoredBlock,
@@ -37,7 +38,7 @@ from vis_core.tools.display import plural
 if TYPE_CHECKING:
     from vis_core.store import Store
 
-EXIT_OK, EXIT_DIFFERENT, EXIT_USAGE = 0, 1, 2
+EXIT_DIFFERENT = 1  # the replay differs from the recording
 REPLAYED_FAILURE = "the recorded turn failed here (replayed)"
 SHORT = 160  # characters of a value a difference shows
 
@@ -641,7 +642,7 @@ def replay_with_notes(store: Store, key: str, *, jailed: bool = True) -> Replaye
     return Replayed(recorded, compare(recorded, replayed), missed, left_out, project)
 
 
-def run_replay_command(args: argparse.Namespace) -> int:
+def run_replay(args: argparse.Namespace) -> int:
     from vis_core.paths import VisPaths
     from vis_core.store import Store, StoreError
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from vis_core.agent.folded import Coverage, coverage, covers, fold_owners
 from vis_core.events import FoldCreated
+from vis_core.model.notes import runs_of
 
 # One part of a key. ``-tN`` / ``-tN/iM``: everything through; ``tN``: a turn; ``tA-tB``: the
 # turns A to B; ``tN/iA-iB``: a range; ``tN/iA-``: settled steps since iA; ``tN/iA``: one iteration.
@@ -326,18 +327,10 @@ def settled_steps_key(turn: TurnSteps, folded: set[int]) -> str | None:
     """The key that folds the settled steps of the current ``turn`` that no fold holds yet
     (``folded``: iteration indices): ``t4/i1-``, or its runs such as ``t4/i1,t4/i4-``; None
     without one. It never takes part of an earlier fold, so that fold's gist stays."""
-    runs: list[list[int]] = []
-    for index in turn.settled:
-        if index in folded:
-            continue
-        if runs and index == runs[-1][-1] + 1:
-            runs[-1].append(index)
-        else:
-            runs.append([index])
     name = f"t{turn.position}"
     parts = [
         f"{name}/i{run[0]}-" if run[-1] == turn.settled[-1] else f"{name}/{_range_text(run)}"
-        for run in runs
+        for run in runs_of(index for index in turn.settled if index not in folded)
     ]
     return ",".join(parts) or None
 
@@ -345,16 +338,11 @@ def settled_steps_key(turn: TurnSteps, folded: set[int]) -> str | None:
 def turn_runs(positions: Sequence[int]) -> list[str]:
     """Key parts naming whole turns: ``t4``, and ``t1-t60`` for three or more in a row."""
     parts: list[str] = []
-    run: list[int] = []
-    for position in [*sorted(positions), None]:
-        if run and (position is None or position != run[-1] + 1):
-            if len(run) >= 3:
-                parts.append(f"t{run[0]}-t{run[-1]}")
-            else:
-                parts.extend(f"t{p}" for p in run)
-            run = []
-        if position is not None:
-            run.append(position)
+    for run in runs_of(positions):
+        if len(run) >= 3:
+            parts.append(f"t{run[0]}-t{run[-1]}")
+        else:
+            parts.extend(f"t{p}" for p in run)
     return parts
 
 

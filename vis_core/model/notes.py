@@ -12,15 +12,20 @@ PREVIEW = 160  # characters of a gist or a command a one-line note shows
 FOLDED_BY = {"overflow": " by Vis (the request was too long)", "compact": " by /compact"}
 
 
-def number_runs(values: Iterable[int]) -> str:
-    """``1–16`` for a run, ``1, 3`` for apart, ``1–3, 5`` for both."""
+def runs_of(values: Iterable[int]) -> list[list[int]]:
+    """``values`` in order, grouped into runs of consecutive numbers: ``[[1, 2, 3], [5]]``."""
     runs: list[list[int]] = []
     for value in sorted(values):
         if runs and value == runs[-1][-1] + 1:
             runs[-1].append(value)
         else:
             runs.append([value])
-    return ", ".join(f"{r[0]}–{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
+    return runs
+
+
+def number_runs(values: Iterable[int]) -> str:
+    """``1–16`` for a run, ``1, 3`` for apart, ``1–3, 5`` for both."""
+    return ", ".join(f"{r[0]}–{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs_of(values))
 
 
 def fold_scope(spans: Iterable[Sequence[int]], key: str = "") -> str:

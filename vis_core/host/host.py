@@ -52,6 +52,7 @@ from vis_core.settings.trust_notice import not_loaded, skipped_notice
 from vis_core.store import Store
 from vis_core.store.session_lock import SessionLocks
 from vis_core.system import jail_check
+from vis_core.system.jail import home_warning
 from vis_core.welcome import verified
 
 
@@ -308,7 +309,7 @@ class Host:
         refusal = self.settings.refusal()
         if refusal is not None:
             notes.append(refusal)
-        home = self.space.home_notice()
+        home = home_warning(self.space.root)  # the workspace is the home folder or holds it
         if home is not None:
             notes.append(home)
         notes.extend(

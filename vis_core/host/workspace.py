@@ -19,7 +19,7 @@ from vis_core.paths import (
 )
 from vis_core.settings.service import SettingsService
 from vis_core.system.git_control import OTHER_AGENTS, GitLooks
-from vis_core.system.jail import TOLD_WHEN_MADE, home_warning, protected_files
+from vis_core.system.jail import TOLD_WHEN_MADE, protected_files
 from vis_core.system.lifetime import ChildLimits, Confinement
 from vis_core.system.nested_gits import NestedGits
 from vis_core.welcome import jail_mode, jail_policy, jail_read_paths
@@ -246,10 +246,6 @@ class Workspace:
         """Whether blocks and shell commands of ``session_id`` run jailed, and one line that
         says so: the mode, why, and what to install where the jail cannot run."""
         return jail_mode(self.settings, self.root, session_id)
-
-    def home_notice(self) -> str | None:
-        """The warning that the workspace is the home folder or holds it, else None."""
-        return home_warning(self.root)
 
     def child_limits(self, session_id: str | None = None) -> ChildLimits:
         """Memory and process limits of the sandbox and its shells (settings)."""

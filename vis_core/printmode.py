@@ -517,7 +517,7 @@ async def _run(
     as_json: bool,
     continue_: bool = False,
     resume: str | None = None,
-    limits: RunLimits | None = None,
+    limits: RunLimits,
     in_draft: bool = False,
     plan: bool = False,
 ) -> int:
@@ -600,7 +600,6 @@ async def _run(
             renderer.stopped_by_run = True
             session.cancel(reason)
 
-        limits = limits or RunLimits()
         limits.apply(session, stop_turn)
         loop = asyncio.get_running_loop()
         stopped_by: list[signal.Signals] = []

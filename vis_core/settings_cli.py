@@ -237,15 +237,8 @@ async def _run(args: argparse.Namespace, workspace: Path, streams: tuple[TextIO,
         await host.close()
 
 
-def run_settings(
-    args: argparse.Namespace,
-    workspace: Path,
-    stdin: TextIO | None = None,
-    out: TextIO | None = None,
-    err: TextIO | None = None,
-) -> int:
+def run_settings(args: argparse.Namespace, workspace: Path) -> int:
     """Run one ``vis settings`` subcommand; returns the exit status."""
-    streams = (stdin or sys.stdin, out or sys.stdout, err or sys.stderr)
     import asyncio  # here, not at import: `vis --version` builds this parser
 
-    return asyncio.run(_run(args, workspace, streams))
+    return asyncio.run(_run(args, workspace, (sys.stdin, sys.stdout, sys.stderr)))

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import subprocess
 
     from vis_core import __version__ as __version__
-    from vis_core.agent.deps import SessionInstructionFiles
+    from vis_core.agent.deps import SessionInstructionFiles, SessionModel, WorkRoots
     from vis_core.agent.follow import SessionFollow as SessionFollow
     from vis_core.agent.session import AgentSession
     from vis_core.commands import CommandAction as CommandAction
@@ -167,25 +167,6 @@ def welcome_facts(
     )
 
 
-class SessionModelView(Protocol):
-    """The provider and model a session talks to, or why there is none."""
-
-    @property
-    def provider(self) -> object | None: ...
-    @property
-    def model(self) -> str: ...
-    @property
-    def label(self) -> str:
-        """``provider/model``."""
-        ...
-
-    @property
-    def problem(self) -> str | None: ...
-    def prepare(self) -> None:
-        """Start loading what the first request needs (the provider's SDK), in a thread."""
-        ...
-
-
 class PlanView(Protocol):
     """A session's plan mode (it reads and plans, and changes nothing)."""
 
@@ -196,17 +177,12 @@ class PlanView(Protocol):
         ...
 
 
-class DraftRoots(Protocol):
-    @property
-    def workspace(self) -> Path: ...
-
-
 class DraftsView(Protocol):
     """A session's drafts: the one it works in, if any."""
 
     @property
     def draft(self) -> Draft | None: ...
-    def roots(self) -> DraftRoots:
+    def roots(self) -> WorkRoots:
         """Where the session works now (the draft's copy while in one)."""
         ...
 
@@ -223,7 +199,7 @@ class Session(Protocol):
     @property
     def title(self) -> str: ...
     @property
-    def model(self) -> SessionModelView: ...
+    def model(self) -> SessionModel: ...
     @property
     def usage(self) -> Usage: ...
     @property

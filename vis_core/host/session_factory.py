@@ -221,8 +221,8 @@ class SessionFactory:
             ),
             instructions=instructions,
             skills=skills,
-            before_request=partial(background_reports, tool_context.shells, session_id),
-            close=self._closer(
+            reports=partial(background_reports, tool_context.shells, session_id),
+            closer=self._closer(
                 session_id,
                 closing(
                     partial(end_tasks, watches, cancel=False), tool_context.close, network.close

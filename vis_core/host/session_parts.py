@@ -244,60 +244,51 @@ class SettingsUnreadable(Exception):
     """A setting that decides what a block may do cannot be read: the turn stops."""
 
 
+@dataclass(frozen=True, eq=False)
 class AssemblyHooks:
-    """What the session asks of its assembly around its turns and requests."""
+    """What the session asks of its assembly around its turns and requests: ``reports``, what
+    its background commands report before a request; ``closer``, what it ran on released."""
 
-    def __init__(
-        self,
-        settings: SettingsService,
-        mcp: HostMcp,
-        session_id: str,
-        *,
-        prompt: Callable[[], Coroutine[Any, Any, str]],
-        direct_tools: Callable[[], Sequence[DirectTool]],
-        instructions: SessionInstructions,
-        skills: SessionSkills,
-        before_request: Callable[[str], Awaitable[Sequence[Event]]],
-        close: Callable[[], Awaitable[None]],
-    ) -> None:
-        self._settings = settings
-        self._mcp = mcp
-        self._session_id = session_id
-        self._prompt = prompt
-        self.direct_tools = direct_tools
-        self._instructions = instructions
-        self._skills = skills
-        self._before_request = before_request
-        self._close = close
-        settings.watch_session(session_id)  # what it opens with: catch_up tells changes
+    settings: SettingsService
+    mcp: HostMcp
+    session_id: str
+    prompt: Callable[[], Coroutine[Any, Any, str]]
+    direct_tools: Callable[[], Sequence[DirectTool]]
+    instructions: SessionInstructions
+    skills: SessionSkills
+    reports: Callable[[str], Awaitable[Sequence[Event]]]
+    closer: Callable[[], Awaitable[None]]
+
+    def __post_init__(self) -> None:
+        self.settings.watch_session(self.session_id)  # what it opens with: catch_up tells changes
 
     async def system_prompt(self) -> str:
-        return await self._prompt()
+        return await self.prompt()
 
     async def before_request(self, turn_id: str) -> Sequence[Event]:
         """Settings saved by another process reach the session (a failed ``on_change`` is
         told), then the reports of its background commands."""
-        failed = await self._settings.catch_up(self._session_id)
-        told = [Notification(self._session_id, text=f, kind=NotifyKind.WARN) for f in failed]
-        return [*told, *await self._before_request(turn_id)]
+        failed = await self.settings.catch_up(self.session_id)
+        told = [Notification(self.session_id, text=f, kind=NotifyKind.WARN) for f in failed]
+        return [*told, *await self.reports(turn_id)]
 
     async def close(self) -> None:
-        self._settings.forget_session(self._session_id)
-        await self._close()
+        self.settings.forget_session(self.session_id)
+        await self.closer()
 
     async def before_turn(self, session: AgentSession, turn_id: str) -> None:
         """Stop the turn, naming the value, when a setting that bounds what a block may do
         (or a ``--toggles`` entry) cannot be read (fail closed); else read the instruction
         files and skills again (never between a turn's requests, so its system prompt stays
         the same) and let MCP catch up."""
-        problem = self._settings.refusal(self._session_id)
+        problem = self.settings.refusal(self.session_id)
         if problem is not None:
             raise SettingsUnreadable(problem)
         if session.drafts is not None:
             await session.drafts.refresh(turn_id)
-        await asyncio.to_thread(self._instructions.refresh)
-        await asyncio.to_thread(self._skills.refresh)
-        await self._mcp.before_turn(session)
+        await asyncio.to_thread(self.instructions.refresh)
+        await asyncio.to_thread(self.skills.refresh)
+        await self.mcp.before_turn(session)
 
 
 def end_strays(sandbox: Any) -> Callable[[Event], None]:

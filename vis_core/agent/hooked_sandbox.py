@@ -19,38 +19,29 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+@dataclasses.dataclass(eq=False)
 class HookedSandbox:
     """Wraps a :class:`~vis_core.sandbox.Sandbox`: guards, observers and the ``session`` global;
     ``wait(code)`` first holds a block until what it names is ready (its MCP servers), and
     ``explain(error)`` gives a note its error needs (why the MCP tools it names are missing).
+    ``ahead``: starts, in the background, what building ``session`` needs (the extension
+    workers of its ``ctx``) when a block is being written; ``named(code)``: what the block's
+    code names (the workers of the extensions it calls), once it came.
     """
 
-    def __init__(
-        self,
-        sandbox: Any,
-        hooks: OpHooks,
-        session: Callable[[], Awaitable[dict[str, Any]]] | None = None,
-        wait: Callable[[str], Awaitable[None]] | None = None,
-        ahead: Callable[[], None] | None = None,
-        named: Callable[[str], None] | None = None,
-        explain: Callable[[str], str | None] | None = None,
-    ) -> None:
-        """``ahead``: starts, in the background, what building ``session`` needs (the
-        extension workers of its ``ctx``) when a block is being written; ``named(code)``:
-        what the block's code names (the workers of the extensions it calls), once it came."""
-        self.inner = sandbox
-        self.hooks = hooks
-        self._session = session
-        self._wait = wait
-        self._ahead = ahead
-        self._named = named
-        self._explain = explain
+    inner: Any
+    hooks: OpHooks
+    session: Callable[[], Awaitable[dict[str, Any]]] | None = None
+    wait: Callable[[str], Awaitable[None]] | None = None
+    ahead: Callable[[], None] | None = None
+    named: Callable[[str], None] | None = None
+    explain: Callable[[str], str | None] | None = None
 
     async def run(self, code: str) -> BlockResult:
-        if self._named is not None:
-            self._named(code)
-        if self._wait is not None:
-            await self._wait(code)
+        if self.named is not None:
+            self.named(code)
+        if self.wait is not None:
+            await self.wait(code)
         args = [{"code": code}]
         try:
             await self.hooks.run_before(PYTHON_EXECUTION, args)
@@ -61,14 +52,14 @@ class HookedSandbox:
             return BlockResult("", f"{type(exc).__name__}: {exc}", None, 0.0)
         # the session dict is built (its extension worker started) while the sandbox child
         # starts: the child awaits it just before the block is sent
-        building = None if self._session is None else asyncio.ensure_future(self._globals())
+        building = None if self.session is None else asyncio.ensure_future(self._globals())
         try:
             result = await self.inner.run(code, globals=building)
         finally:
             if building is not None and not building.done():  # the block did not start
                 building.cancel()
-        if self._explain is not None and result.error:
-            note = self._explain(result.error)
+        if self.explain is not None and result.error:
+            note = self.explain(result.error)
             if note:
                 result = dataclasses.replace(result, error=f"{result.error.rstrip()}\n{note}")
         await self.hooks.run_after(
@@ -87,15 +78,15 @@ class HookedSandbox:
     def prepare(self) -> None:
         """The model has begun writing a block: its sandbox child and the extension workers
         of its session dict start now, while its code streams, not once it has arrived."""
-        if self._ahead is not None:
-            self._ahead()
+        if self.ahead is not None:
+            self.ahead()
         self.inner.prepare()  # its task is the sandbox's own (closed with it)
 
     async def _globals(self) -> dict[str, Any] | None:
         """The block's ``session`` global; None when building it failed (logged)."""
-        assert self._session is not None
+        assert self.session is not None
         try:
-            session = await self._session()
+            session = await self.session()
         except Exception:  # the context never stops a block
             log.exception("building the session dict failed; the block runs without it")
             return None

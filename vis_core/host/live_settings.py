@@ -29,21 +29,21 @@ def block_time_limit(settings: SettingsService, session_id: str) -> float:
     return float(settings.get("block_time_limit", "1800", session_id))
 
 
+@dataclass(frozen=True, eq=False)
 class LiveSettings:
     """Brings a saved change to the open sessions of one workspace, on the host's loop (saves
     are awaited one after another): :data:`REACH` says what each setting a session read when
     it was built shapes in it, and from when. The other settings are read where they are used."""
 
-    def __init__(self, registry: SessionRegistry, space: Workspace, models: ModelResolver) -> None:
-        self._registry = registry
-        self._space = space
-        self._models = models
+    registry: SessionRegistry
+    space: Workspace
+    models: ModelResolver
 
     async def saved(self, result: SaveResult) -> None:
         reach = REACH.get(result.setting_id)
         if reach is None or not result.changed:
             return
-        for session in list(self._registry.sessions):
+        for session in list(self.registry.sessions):
             await reach(self, session, result)
 
     async def model(self, session: AgentSession, result: SaveResult) -> None:
@@ -53,20 +53,20 @@ class LiveSettings:
         saved_for_it = result.scope is SettingScope.SESSION and result.session_id == session.id
         if using.chosen_for != session.id and not saved_for_it:
             return
-        if using.provider is None or using.label != self._models.label_of(session.id):
-            await session.switch_model(self._models.model_of_session(session.id))
+        if using.provider is None or using.label != self.models.label_of(session.id):
+            await session.switch_model(self.models.model_of_session(session.id))
 
     async def tools(self, session: AgentSession, result: SaveResult) -> None:
         """Its tools are built again for its next request."""
-        tools = self._registry.session_tools.get(session.id)
+        tools = self.registry.session_tools.get(session.id)
         if tools is not None:
             session.between_requests(tools.reset)
 
     async def limits(self, session: AgentSession, result: SaveResult) -> None:
         """Its next request and the blocks it asks for keep to the new limits (a limit the
         command line gave, ``--max-turns``, stays)."""
-        parts = self._registry.confined.get(session.id)
-        settings = self._space.settings
+        parts = self.registry.confined.get(session.id)
+        settings = self.space.settings
 
         def apply() -> None:
             if session.limits.max_iterations_source == ITERATIONS_SETTING:
@@ -79,9 +79,9 @@ class LiveSettings:
     async def confinement(self, session: AgentSession, result: SaveResult) -> None:
         """Its next block runs in a new sandbox process under the new confinement, told as
         any restart is; its tools and shell commands keep to it at once."""
-        parts = self._registry.confined.get(session.id)
+        parts = self.registry.confined.get(session.id)
         if parts is not None:
-            await parts.confine(self._space.confinement(session.id), result.setting_id)
+            await parts.confine(self.space.confinement(session.id), result.setting_id)
 
 
 @dataclass(frozen=True)

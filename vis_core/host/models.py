@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from vis_core.agent.deps import SessionModel
@@ -19,32 +19,25 @@ from vis_core.settings.service import SettingsService
 from vis_core.welcome import choose_model, model_state, provider_environ, saved_keys
 
 
+@dataclass(eq=False)
 class ModelResolver:
     """``config.toml``, the model it and the settings choose, and a provider per session
-    (an extension's provider streams in the session's extension worker)."""
+    (an extension's provider streams in the session's extension worker). ``workers``: the
+    extension worker of an open session, if it has one; ``place``: the host's, where a
+    provider's worker started for one call runs."""
 
-    def __init__(
-        self,
-        options: HostOptions,
-        config: ConfigFile,
-        settings: SettingsService,
-        catalog: ExtensionCatalog,
-        workspace: Workspace,
-        workers: Callable[[str], SessionWorkers | None],
-        place: WorkerPlace,
-    ) -> None:
-        """``workers``: the extension worker of an open session, if it has one; ``place``: the
-        host's, where a provider's worker started for one call runs."""
-        self._options = options
-        self._config = config
-        self._settings = settings
-        self._catalog = catalog
-        self._workspace = workspace
-        self._workers = workers
-        self._place = place
-        self.choice: ModelChoice | None = None
-        self.label = "no model"
-        self.problem: str | None = None
+    options: HostOptions
+    config_file: ConfigFile
+    settings: SettingsService
+    catalog: ExtensionCatalog
+    workspace: Workspace
+    workers: Callable[[str], SessionWorkers | None]
+    place: WorkerPlace
+    choice: ModelChoice | None = field(init=False, default=None)
+    label: str = field(init=False, default="no model")
+    problem: str | None = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
         self.refresh()
 
     @property
@@ -54,10 +47,10 @@ class ModelResolver:
         to redact) and the project's model: a provider added while Vis runs counts. Not
         while a change of the settings is under way (it may be writing the file): then at
         the next read after it."""
-        if not self._settings.order.busy and self._config.reread():
-            self._settings.refresh()
+        if not self.settings.order.busy and self.config_file.reread():
+            self.settings.refresh()
             self.refresh()
-        return self._config.current()
+        return self.config_file.current()
 
     def model_for(self, session_id: str | None = None) -> ModelChoice | None:
         """The model of ``session_id`` (the project's without one): ``--provider``/``--model`` >
@@ -65,17 +58,17 @@ class ModelResolver:
         global) > a key's default. Raises ``ValueError``/``ProviderConfigError`` naming the
         source of a bad value."""
         return choose_model(
-            provider=self._options.provider,
-            model=self._options.model,
+            provider=self.options.provider,
+            model=self.options.model,
             config=self.config.data,
-            settings=self._settings,
+            settings=self.settings,
             environ=self.provider_environ(),
             session_id=session_id,
         )
 
     def provider_environ(self) -> dict[str, str]:
         """Where provider keys are read: the environment, else keys saved by ``/login``."""
-        return provider_environ(saved_keys(self._settings), os.environ)
+        return provider_environ(saved_keys(self.settings), os.environ)
 
     def refresh(self) -> None:
         """Resolve the project's model again (after ``/login`` saved a key and a model)."""
@@ -106,7 +99,7 @@ class ModelResolver:
                 choice,
                 self.config.data,
                 self.provider_environ(),
-                script=script or self._options.script,
+                script=script or self.options.script,
             )
         except (ValueError, ProviderConfigError) as exc:
             return SessionModel(None, choice.model, label, str(exc))
@@ -129,7 +122,7 @@ class ModelResolver:
     ) -> SessionModel | None:
         """The model ``choice`` of a provider an extension declares (``vis.Provider``); None
         when no extension declares it, or config.toml has a ``[providers.NAME]`` of its own."""
-        extensions = self._catalog.loaded
+        extensions = self.catalog.loaded
         if not any(e.declaration and e.declaration.providers for e in extensions.enabled):
             return None  # none declares a provider (most starts): nothing more to import
         from vis_core.extension_host.provider_stream import ExtensionProvider, declared_providers
@@ -141,13 +134,13 @@ class ModelResolver:
         if found is None:
             return None
         owner, declaration = found
-        place = replace(self._place, session_id=session_id)
-        values = self._workspace.project_values
+        place = replace(self.place, session_id=session_id)
+        values = self.workspace.project_values
         provider = ExtensionProvider(
             owner,
             declaration,
-            lambda: self._workers(session_id) if session_id else None,
-            lambda: SessionWorkers(self._catalog.current, place, values()),
+            lambda: self.workers(session_id) if session_id else None,
+            lambda: SessionWorkers(self.catalog.current, place, values()),
             overrides=choice.options,
         )
         label = f"{choice.provider}/{choice.model}"

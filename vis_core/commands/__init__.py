@@ -69,9 +69,7 @@ class CommandRegistry:
     @functools.cached_property
     def _builtin(self) -> dict[str, _Command]:
         """Built when first asked for: ``vis run`` with a request (no command) never is."""
-        builtin = {d.name: _Command.of(d, "vis") for d in _builtin_commands(self._deps, self)}
-        builtin["group"] = _group_command(self._deps)
-        return builtin
+        return {d.name: _Command.of(d, "vis") for d in _builtin_commands(self._deps, self)}
 
     def _extension_commands(self) -> dict[str, _Command]:
         commands: dict[str, _Command] = {}
@@ -341,6 +339,7 @@ def _builtin_commands(deps: CommandDeps, registry: CommandRegistry) -> list[Slas
     from vis_core.commands.context import context_commands
     from vis_core.commands.draft import draft_command
     from vis_core.commands.export import export_command
+    from vis_core.commands.group import run_group
     from vis_core.commands.instructions import init_command
     from vis_core.commands.plan import plan_command
 
@@ -376,6 +375,12 @@ def _builtin_commands(deps: CommandDeps, registry: CommandRegistry) -> list[Slas
         SlashCommand("login", login, "Choose a provider, save its key, pick a model", "/login"),
         SlashCommand("reload", reload_, "Re-read every extension", "/reload"),
         SlashCommand("goal", goal, "Set the goal of this session", "/goal TEXT", saveable=True),
+        SlashCommand(
+            "group",
+            functools.partial(run_group, deps),
+            "Show or move this session's settings group",
+            "/group [NAME]",
+        ),
         SlashCommand("quit", lambda ctx: _action(CommandAction.QUIT, "Bye"), "Quit Vis", "/quit"),
         mcp_command(deps),
     ]
@@ -391,15 +396,3 @@ def _file_command(item: CommandFile) -> _Command:
     owner = "project file" if item.source == "project" else "personal file"
     info = CommandInfo(item.name, item.usage, item.description, saveable=True, owner=owner)
     return _Command(info, run, in_host=True)
-
-
-def _group_command(deps: CommandDeps) -> _Command:
-    """``/group [NAME]``: show the session's group or move the session into another one."""
-
-    async def run(ctx: dict[str, Any]) -> CommandResult:
-        from vis_core.commands.group import run_group
-
-        return await run_group(deps, ctx)
-
-    info = CommandInfo("group", "/group [NAME]", "Show or move this session's settings group")
-    return _Command(info, run)

@@ -330,6 +330,12 @@ def _builtin_commands(deps: CommandDeps, registry: CommandRegistry) -> list[Slas
         deps.store.state_set("vis.goal", session.id, ctx["raw"])
         return ok("Goal set", ctx["raw"])
 
+    def init(ctx: dict[str, Any]) -> CommandResult:
+        from vis_core.instructions.init_prompt import init_prompt
+
+        request = PromptToSend(init_prompt(deps.space.root), label="/init")
+        return send_prompt("Writing AGENTS.md", request)
+
     async def reload_(ctx: dict[str, Any]) -> CommandResult:
         # reading every extension again takes the registration worker's time (up to the
         # load time limit): off the loop, so the app and running sessions stay live meanwhile
@@ -340,12 +346,16 @@ def _builtin_commands(deps: CommandDeps, registry: CommandRegistry) -> list[Slas
     from vis_core.commands.draft import draft_command
     from vis_core.commands.export import export_command
     from vis_core.commands.group import run_group
-    from vis_core.commands.instructions import init_command
     from vis_core.commands.plan import plan_command
 
     return [
         *context_commands(deps),
-        init_command(deps),
+        SlashCommand(
+            "init",
+            init,
+            "Ask the model to write a first AGENTS.md from what it finds in the project",
+            "/init",
+        ),
         plan_command(deps),
         draft_command(),
         export_command(deps),

@@ -57,9 +57,9 @@ def covers(later: Coverage, earlier: Coverage) -> bool:
 def fold_owners(folds: Sequence[FoldCreated]) -> FoldOwners:
     steps: dict[Tag, int] = {}
     turns: dict[int, int] = {}
-    for number, fold in enumerate(folds):
-        _claim(steps, turns, fold, number)
     coverages = [coverage(fold.spans) for fold in folds]
+    for number, covered in enumerate(coverages):
+        _claim(steps, turns, covered, number)
     active = tuple(
         n
         for n, earlier in enumerate(coverages)
@@ -74,20 +74,16 @@ def with_fold(owners: FoldOwners, folds: Sequence[FoldCreated]) -> FoldOwners:
     number = len(folds) - 1
     newest = folds[number]
     steps, turns = dict(owners.steps), dict(owners.turns)
-    _claim(steps, turns, newest, number)
     spanned = coverage(newest.spans)
+    _claim(steps, turns, spanned, number)
     active = tuple(n for n in owners.active if not covers(spanned, coverage(folds[n].spans)))
     return FoldOwners(steps, turns, (*active, number))
 
 
-def _claim(steps: dict[Tag, int], turns: dict[int, int], fold: FoldCreated, number: int) -> None:
-    """Fold ``number`` owns what ``fold`` spans: whole turns, or steps of a turn."""
-    for position, first, last in fold.spans:
-        if first == 0:
-            turns[position] = number
-        else:
-            for index in range(first, last + 1):
-                steps[(position, index)] = number
+def _claim(steps: dict[Tag, int], turns: dict[int, int], covered: Coverage, number: int) -> None:
+    """Fold ``number`` owns what it ``covered``: whole turns, and steps of a turn."""
+    turns.update(dict.fromkeys(covered[0], number))
+    steps.update(dict.fromkeys(covered[1], number))
 
 
 def fold_positions(fold: FoldCreated) -> set[int]:

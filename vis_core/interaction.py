@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -264,54 +264,32 @@ class Interaction:
         activity_id, turn_id = anchor if anchor else (None, self._turns.get(session_id or ""))
         if anchor and view.placement is Placement.PANEL:
             self._callers[view.id] = anchor
-        self._submit(
-            self._emit(
-                session_id,
-                LiveOpened(
-                    session_id or "",
-                    view_id=view.id,
-                    title=view.title,
-                    owner=owner,
-                    placement=view.placement.value,
-                    key=view.key,
-                    nodes=to_plain(view.nodes),
-                    activity_id=activity_id,
-                    turn_id=turn_id,
-                ),
-            ),
-            wait=True,
+        opened = LiveOpened(
+            session_id or "",
+            view_id=view.id,
+            title=view.title,
+            owner=owner,
+            placement=view.placement.value,
+            key=view.key,
+            nodes=to_plain(view.nodes),
+            activity_id=activity_id,
+            turn_id=turn_id,
         )
+        self._submit(session_id, opened, wait=True)
 
     def _updated(self, session_id: str | None, view: LiveView, updates: list[LiveUpdate]) -> None:
-        self._submit(
-            self._emit(
-                session_id,
-                LiveUpdated(
-                    session_id or "",
-                    view_id=view.id,
-                    updates=[u.to_plain() for u in updates],
-                ),
-            ),
-            wait=False,
+        updated = LiveUpdated(
+            session_id or "", view_id=view.id, updates=[u.to_plain() for u in updates]
         )
+        self._submit(session_id, updated, wait=False)
 
     def _closed(
         self, session_id: str | None, view: LiveView, reason: str | None, summary: str | None
     ) -> None:
         self._views.pop(view.id, None)
         self._callers.pop(view.id, None)
-        self._submit(
-            self._emit(
-                session_id,
-                LiveClosed(
-                    session_id or "",
-                    view_id=view.id,
-                    reason=reason,
-                    summary=summary,
-                ),
-            ),
-            wait=True,
-        )
+        closed = LiveClosed(session_id or "", view_id=view.id, reason=reason, summary=summary)
+        self._submit(session_id, closed, wait=True)
 
     # -- events -----------------------------------------------------------------------------
     async def _emit(self, session_id: str | None, event: Event) -> None:
@@ -323,8 +301,10 @@ class Interaction:
         except Exception:  # a failed publish must not break the extension's call
             log.exception("could not publish %s", event.type)
 
-    def _submit(self, coro: Coroutine[Any, Any, None], *, wait: bool) -> None:
+    def _submit(self, session_id: str | None, event: Event, *, wait: bool) -> None:
+        """Publish ``event`` on the host's loop from any thread (``wait``: until it was taken)."""
         loop = self.loop
+        coro = self._emit(session_id, event)
         if not post(loop, coro, self._tasks, wait=EMIT_WAIT_SECONDS if wait else None):
             if wait and loop is not None and not loop.is_closed():
                 log.warning("the front end did not take a live view event in time")

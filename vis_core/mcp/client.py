@@ -27,7 +27,7 @@ from vis_core.mcp.launch import (
 )
 from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.names import tool_names
-from vis_core.mcp.oauth_session import make_provider, sign_in_needed, uses_oauth
+from vis_core.mcp.oauth_session import sign_in_needed, uses_oauth
 from vis_core.mcp.stderr_tail import StderrTail
 from vis_core.mcp.values import expand_map, expanded_keys
 from vis_core.paths import find_project_root, private_dir
@@ -545,13 +545,13 @@ class ServerConnection:
             self._last_status = response.status_code
 
         auth = None
-        # no Authorization header: the stored sign-in, if any
+        # no Authorization header: the stored sign-in, if any (refreshed; never a browser)
         if config.source is not Source.CLIENT and uses_oauth(config):
+            from vis_core.mcp.oauth import make_provider
             from vis_core.paths import VisPaths
 
-            auth = await make_provider(
-                config, VisPaths.from_env().secrets_file, environ=environ, cwd=start
-            )
+            secrets = VisPaths.from_env().secrets_file
+            auth = await make_provider(config, secrets, environ=environ, cwd=start)
         client = httpx2.AsyncClient(
             headers=headers,
             auth=auth,

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from vis_core.mcp.config import ServerConfig
@@ -13,19 +11,6 @@ from vis_core.mcp.config import ServerConfig
 def uses_oauth(config: ServerConfig) -> bool:
     """OAuth applies to HTTP servers without an ``Authorization`` header."""
     return bool(config.url) and not any(k.lower() == "authorization" for k, _ in config.headers)
-
-
-async def make_provider(
-    config: ServerConfig,
-    secrets_file: Path,
-    *,
-    environ: Mapping[str, str] | None = None,
-    cwd: Path | None = None,
-) -> Any:
-    """The auth of a session's connection: stored tokens, refreshed; never a browser."""
-    from vis_core.mcp import oauth
-
-    return await oauth.make_provider(config, secrets_file, None, environ=environ, cwd=cwd)
 
 
 def sign_in_needed(exc: BaseException) -> str | None:

@@ -829,21 +829,15 @@ class ServerConnection:
         finally:
             unreadable.cancel()
 
-    async def list_resources(self, cursor: str | None = None) -> Any:
+    async def list_resources(self, cursor: str | None = None, *, templates: bool = False) -> Any:
+        """One page of the server's resources (of its resource templates with ``templates``)."""
         from mcp_types import PaginatedRequestParams
 
         params = PaginatedRequestParams(cursor=cursor) if cursor else None
+        what = "listing resource templates" if templates else "listing resources"
         return await self._on_session(
-            lambda s: s.list_resources(params=params), "listing resources", RESOURCE_RETRIES
-        )
-
-    async def list_resource_templates(self, cursor: str | None = None) -> Any:
-        from mcp_types import PaginatedRequestParams
-
-        params = PaginatedRequestParams(cursor=cursor) if cursor else None
-        return await self._on_session(
-            lambda s: s.list_resource_templates(params=params),
-            "listing resource templates",
+            lambda s: (s.list_resource_templates if templates else s.list_resources)(params=params),
+            what,
             RESOURCE_RETRIES,
         )
 

@@ -67,22 +67,17 @@ def _render(label: str) -> Callable[..., ActivityPresentation | None]:
 def resource_tools(servers: Servers, hooks: ToolHooks | None, output_dir: Path) -> list[HostTool]:
     """The three resource tools over the session's connected servers with resources."""
 
-    async def listing(kind: str, server: str | None, cursor: str | None) -> dict[str, Any]:
+    async def listing(templates: bool, server: str | None, cursor: str | None) -> dict[str, Any]:
         connections = await servers()
-        key = "resources" if kind == "resources" else "resourceTemplates"
-
-        async def page(conn: ServerConnection, at: str | None) -> Any:
-            if kind == "resources":
-                return await conn.list_resources(at)
-            return await conn.list_resource_templates(at)
+        key = "resourceTemplates" if templates else "resources"
 
         def items(conn: ServerConnection, result: Any) -> list[dict[str, Any]]:
-            raw = result.resources if kind == "resources" else result.resource_templates
+            raw = result.resource_templates if templates else result.resources
             return [d for d in (_clean(conn.name, r) for r in raw) if not is_app(d)]
 
         if server is not None:
             conn = _pick(connections, server)
-            result = await page(conn, cursor)
+            result = await conn.list_resources(cursor, templates=templates)
             out: dict[str, Any] = {"server": conn.name, key: items(conn, result)}
             if result.next_cursor:
                 out["nextCursor"] = result.next_cursor
@@ -91,7 +86,7 @@ def resource_tools(servers: Servers, hooks: ToolHooks | None, output_dir: Path) 
         for conn in connections:
             at: str | None = None
             while True:
-                result = await page(conn, at)
+                result = await conn.list_resources(at, templates=templates)
                 everything.extend(items(conn, result))
                 at = result.next_cursor
                 if not at:
@@ -110,7 +105,7 @@ def resource_tools(servers: Servers, hooks: ToolHooks | None, output_dir: Path) 
         return await _hooked(
             hooks,
             {**payload, "annotations": READ_ONLY},
-            lambda: listing("resources", server, cursor),
+            lambda: listing(False, server, cursor),
         )
 
     async def list_mcp_resource_templates(
@@ -125,7 +120,7 @@ def resource_tools(servers: Servers, hooks: ToolHooks | None, output_dir: Path) 
         return await _hooked(
             hooks,
             {**payload, "annotations": READ_ONLY},
-            lambda: listing("templates", server, cursor),
+            lambda: listing(True, server, cursor),
         )
 
     async def read_mcp_resource(server: str, uri: str) -> dict[str, Any]:

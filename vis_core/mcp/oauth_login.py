@@ -18,7 +18,7 @@ from pydantic import AnyUrl
 
 from vis_core.mcp.config import ServerConfig
 from vis_core.mcp.oauth import Interaction, SignInRequired, make_provider
-from vis_core.mcp.oauth_session import uses_oauth
+from vis_core.mcp.oauth_session import said_by, uses_oauth
 from vis_core.mcp.oauth_settings import (
     callback_host,
     callback_path,
@@ -42,6 +42,17 @@ DONE_PAGE = (
 
 class SignInFailed(Exception):
     """A sign-in did not complete; the message says why and what to do."""
+
+
+# what a failed sign-in says as it came (anything else is told with its type)
+SIGN_IN_ERRORS = (
+    SignInFailed,
+    SignInRequired,
+    ExpansionError,
+    OAuthFlowError,
+    OAuthTokenError,
+    OAuthRegistrationError,
+)
 
 
 def _query_result(query: str) -> AuthorizationCodeResult:
@@ -141,23 +152,6 @@ def _html(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _error_text(exc: BaseException) -> str | None:
-    """The sign-in error inside ``exc`` (an exception group from the transport), if any."""
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            found = _error_text(inner)
-            if found:
-                return found
-        return None
-    if isinstance(exc, SignInFailed | SignInRequired | ExpansionError):
-        return str(exc)
-    if isinstance(exc, OAuthFlowError | OAuthTokenError | OAuthRegistrationError):
-        return str(exc)
-    if exc.__cause__ is not None:
-        return _error_text(exc.__cause__)
-    return None
-
-
 def _describe(exc: BaseException) -> str:
     """The innermost error of a transport's exception group, as ``Type: message``."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
@@ -242,7 +236,7 @@ async def sign_in(
         provider = await make_provider(config, secrets_file, interaction, environ=environ, cwd=cwd)
         tools = await _connect(config, provider, environ, cwd)
     except Exception as exc:
-        text = _error_text(exc) or _describe(exc)
+        text = said_by(exc, SIGN_IN_ERRORS) or _describe(exc)
         if provider is not None and provider.context.oauth_metadata is None:
             text += (
                 "; Vis found no OAuth authorization server for it: if it takes a token instead, "

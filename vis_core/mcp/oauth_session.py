@@ -13,24 +13,22 @@ def uses_oauth(config: ServerConfig) -> bool:
     return bool(config.url) and not any(k.lower() == "authorization" for k, _ in config.headers)
 
 
+def said_by(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> str | None:
+    """What the first exception of ``kinds`` in ``exc`` says: ``exc`` itself, one in the
+    exception group a transport made of it, or its cause."""
+    if isinstance(exc, BaseExceptionGroup):
+        return next(filter(None, (said_by(inner, kinds) for inner in exc.exceptions)), None)
+    if isinstance(exc, kinds):
+        return str(exc)
+    return None if exc.__cause__ is None else said_by(exc.__cause__, kinds)
+
+
 def sign_in_needed(exc: BaseException) -> str | None:
     """The sign-in message when ``exc`` (or an exception inside it) asks for one. None before
     :mod:`~vis_core.mcp.oauth` is imported (nothing could ask then): importing it imports the
     SDK, a second of CPU on the loop for a server that failed before it needed the SDK."""
     oauth = sys.modules.get("vis_core.mcp.oauth")
-    if oauth is None:
-        return None
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            found = sign_in_needed(inner)
-            if found is not None:
-                return found
-        return None
-    if isinstance(exc, oauth.SignInRequired):
-        return str(exc)
-    if exc.__cause__ is not None:
-        return sign_in_needed(exc.__cause__)
-    return None
+    return None if oauth is None else said_by(exc, (oauth.SignInRequired,))
 
 
 async def reconnect_signed_in(manager: Any) -> None:

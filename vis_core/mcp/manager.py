@@ -293,7 +293,7 @@ class McpManager:
         )
 
     async def set_enabled(self, name: str, enabled: bool) -> str:
-        conn = self._require(name)
+        conn = self.require(name)
         self._save(conn.config, "enabled", None if enabled else False)
         self._replace(conn, dataclasses.replace(conn.config, enabled=enabled))
         if enabled:
@@ -305,19 +305,20 @@ class McpManager:
         return f"{conn.name} {'enabled' if enabled else 'disabled'}"
 
     async def set_exposure(self, name: str, exposure: Exposure) -> str:
-        conn = self._require(name)
+        conn = self.require(name)
         self._save(conn.config, "exposure", exposure.value)
         self._replace(conn, dataclasses.replace(conn.config, exposure=exposure))
         self._changed()
         return f"{conn.name}: exposure {exposure.value}"
 
     async def reconnect(self, name: str) -> str:
-        conn = self._require(name)
+        conn = self.require(name)
         await conn.restart()
         await conn.wait_ready(conn.config.timeout)
         return f"{conn.name}: {conn.state.value}" + (f" ({conn.error})" if conn.error else "")
 
-    def _require(self, name: str) -> ServerConnection:
+    def require(self, name: str) -> ServerConnection:
+        """The server ``name`` names; ``LookupError`` when there is none."""
         conn = self.get(name)
         if conn is None:
             raise LookupError(f"no MCP server named {name!r}")

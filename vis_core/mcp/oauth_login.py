@@ -333,9 +333,7 @@ async def login_server(
     """``/mcp login NAME``: sign in to a session's server, then reconnect it with the tokens."""
     from vis_core.paths import VisPaths
 
-    conn = manager.get(name)
-    if conn is None:
-        raise LookupError(f"no MCP server named {name!r}")
+    conn = manager.require(name)
     start, environ = await asyncio.to_thread(conn._surroundings)
     done = await sign_in(
         conn.config,
@@ -354,9 +352,7 @@ async def logout_server(manager: Any, name: str) -> str:
     """``/mcp logout NAME``: delete the stored sign-in; the server asks for a new one."""
     from vis_core.paths import VisPaths
 
-    conn = manager.get(name)
-    if conn is None:
-        raise LookupError(f"no MCP server named {name!r}")
+    conn = manager.require(name)
     check_server(conn.config)
     done = await asyncio.to_thread(sign_out, conn.config, VisPaths.from_env().secrets_file)
     if conn.config.enabled:

@@ -23,9 +23,8 @@ from vis_core.providers.base import ModelRequest, StreamEvent
 from vis_core.providers.common import (
     ANTHROPIC_KEY_ENV,
     OPENAI_MARK,
-    estimate_tokens,
+    estimated_usage,
     read_tool_call,
-    request_chars,
 )
 from vis_core.providers.errors import UnfinishedResponse
 from vis_core.providers.sdk_provider import (
@@ -289,12 +288,7 @@ class AnthropicProvider(SdkProvider):
                 f"{self.name}: the response ended unfinished ({got}): the server at {self.url} "
                 "closed the stream without message_stop; try again, and if it keeps "
                 "happening check the service's status or the proxy in between",
-                usage=Usage(**usage)
-                if usage
-                else Usage(
-                    input=estimate_tokens(request_chars(request)),
-                    output=estimate_tokens(out_chars),
-                ),
+                usage=Usage(**usage) if usage else estimated_usage(request, out_chars),
             )
         stop_reason = _CUT_STOPS.get(stop_reason, stop_reason)
         cut = stop_reason == StopReason.MAX_TOKENS

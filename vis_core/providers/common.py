@@ -8,6 +8,7 @@ import re
 from dataclasses import replace
 
 from vis_core.model.conversation import ToolCall
+from vis_core.model.usage import Usage
 from vis_core.providers.base import ContextOverflowError, ModelRequest
 
 ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
@@ -116,6 +117,12 @@ def request_chars(request: ModelRequest) -> int:
     for tool in request.tools:
         total += len(tool.name) + len(tool.description) + len(json.dumps(tool.parameters))
     return total
+
+
+def estimated_usage(request: ModelRequest, out_chars: int) -> Usage:
+    """The usage of a response whose server said none: the request's characters and the
+    ``out_chars`` answered, four a token."""
+    return Usage(input=estimate_tokens(request_chars(request)), output=estimate_tokens(out_chars))
 
 
 def _near(text: str, position: int, width: int = 30) -> str:

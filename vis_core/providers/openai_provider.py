@@ -24,6 +24,7 @@ from vis_core.providers.common import (
     OPENAI_KEY_ENV,
     OPENAI_MARK,
     estimate_tokens,
+    estimated_usage,
     request_chars,
 )
 from vis_core.providers.errors import (
@@ -309,7 +310,6 @@ class OpenAIProvider(SdkProvider):
         """The error for a stream that closed without saying it was finished."""
         estimate = estimate_tokens(request_chars(request))
         limit = self.model_info(request.model).input_limit
-        usage = Usage(input=estimate, output=estimate_tokens(answered_chars))
         if not answered_chars and estimate > limit:
             return ContextOverflow(
                 f"{self.name} ended the response before any answer, and the request (about "
@@ -325,7 +325,7 @@ class OpenAIProvider(SdkProvider):
             "closed the stream without a finish_reason or [DONE], so it failed after it "
             "started answering (llama.cpp servers do this when the request exceeds their "
             "context size, n_ctx, or when they crash); the server's log says why",
-            usage=usage,
+            usage=estimated_usage(request, answered_chars),
         )
 
     async def _whole(self, kind: str, body: str, spy: Any) -> AsyncIterator[Any]:
@@ -395,12 +395,7 @@ class OpenAIProvider(SdkProvider):
         calls = answer.calls.ready(cut=stop == StopReason.MAX_TOKENS)
         for call in calls:
             yield ToolCallReady(call)
-        if usage is None:
-            usage = Usage(
-                input=estimate_tokens(request_chars(request)),
-                output=estimate_tokens(answer.chars),
-            )
-        yield UsageUpdate(usage)
+        yield UsageUpdate(usage if usage is not None else estimated_usage(request, answer.chars))
         if calls and stop == StopReason.END_TURN:
             stop = StopReason.TOOL_USE  # some compatible servers say "stop" after a tool call
         yield ResponseDone(stop)

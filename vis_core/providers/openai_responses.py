@@ -20,7 +20,7 @@ from vis_core.model.conversation import (
 )
 from vis_core.model.usage import Usage
 from vis_core.providers.base import ModelRequest, ProviderError, StreamEvent
-from vis_core.providers.common import OPENAI_MARK, estimate_tokens, read_tool_call, request_chars
+from vis_core.providers.common import OPENAI_MARK, estimated_usage, read_tool_call
 from vis_core.providers.errors import UnfinishedResponse, context_overflow
 
 # A reasoning item travels in ThinkingPart.signature as this prefix + JSON {id, encrypted}.
@@ -225,9 +225,7 @@ async def response_events(
             f"{provider}: the response ended unfinished (no response.completed event after "
             f"{out_chars} characters); try again, and if it keeps happening check the "
             "service's status or the proxy in between",
-            usage=Usage(
-                input=estimate_tokens(request_chars(request)), output=estimate_tokens(out_chars)
-            ),
+            usage=estimated_usage(request, out_chars),
         )
     cut = stop == StopReason.MAX_TOKENS
     for call_id, name, arguments in calls:

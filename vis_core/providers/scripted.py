@@ -40,6 +40,7 @@ from vis_core.providers.base import (
 )
 from vis_core.providers.common import (
     estimate_tokens,
+    estimated_usage,
     is_retryable_status,
     overflow_error,
     request_chars,
@@ -308,8 +309,6 @@ class ScriptedProvider:
             out_chars = len(response.text) + len(response.thinking)
             if call is not None:
                 out_chars += len(call.name) + len(json.dumps(call.arguments, ensure_ascii=False))
-            usage = Usage(
-                input=estimate_tokens(request_chars(request)), output=estimate_tokens(out_chars)
-            )
+            usage = estimated_usage(request, out_chars)
         yield UsageUpdate(usage)
         yield ResponseDone("tool_use" if call is not None else "end_turn")

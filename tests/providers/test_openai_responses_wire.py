@@ -20,8 +20,13 @@ from vis_core.model.conversation import (
     UsageUpdate,
 )
 from vis_core.model.usage import Usage
+from vis_core.providers.base import ModelRequest
 from vis_core.providers.openai_provider import OpenAIProvider
-from vis_core.providers.openai_responses import reasoning_signature, wants_responses
+from vis_core.providers.openai_responses import (
+    build_responses_params,
+    reasoning_signature,
+    wants_responses,
+)
 
 from .samples import collect, simple_request
 from .samples import providers as providers_of
@@ -49,6 +54,20 @@ def test_which_models_use_the_responses_api() -> None:
     assert not wants_responses("gpt-5", official=False, api=None)  # compatible servers
     assert wants_responses("anything", official=False, api="responses")
     assert not wants_responses("gpt-5", official=True, api="chat")
+
+
+def test_tool_choice_forces_the_first_request_of_a_turn_only() -> None:
+    first = simple_request("m")
+    later = replace(first, messages=(*first.messages, Message("assistant", "Checking.")))
+
+    def sent(choice: str, request: ModelRequest) -> object:
+        return build_responses_params(request, {"tool_choice": choice}).get("tool_choice")
+
+    named = {"type": "function", "name": "python_execution"}
+    assert [sent("python_execution", first), sent("python_execution", later)] == [named, "auto"]
+    assert [sent("required", first), sent("required", later)] == ["required", "auto"]
+    assert [sent("none", later), sent("auto", first)] == ["none", "auto"]
+    assert sent("no_such_tool", first) is None  # a name no tool has: none sent
 
 
 async def test_text_reasoning_and_a_tool_call(

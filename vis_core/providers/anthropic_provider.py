@@ -25,6 +25,7 @@ from vis_core.providers.common import (
     OPENAI_MARK,
     estimated_usage,
     read_tool_call,
+    tool_choice_of,
 )
 from vis_core.providers.errors import UnfinishedResponse
 from vis_core.providers.sdk_provider import (
@@ -114,17 +115,12 @@ def to_anthropic_messages(
 
 
 def tool_choice_param(choice: str, request: ModelRequest) -> dict[str, Any]:
-    """The Messages API ``tool_choice`` for the ``tool_choice`` model option; ``required``
-    or a tool's name forces a call on the first request of a turn only (later ones are
-    ``auto``, so the turn can end)."""
+    """The Messages API ``tool_choice`` for the ``tool_choice`` model option, as
+    :func:`~vis_core.providers.common.tool_choice_of` settles it."""
+    choice = tool_choice_of(choice, request)
     if choice in ("auto", "none"):
         return {"type": choice}
-    first = not request.messages or request.messages[-1].role == "user"
-    if first and choice == "required":
-        return {"type": "any"}
-    if first and choice in {t.name for t in request.tools}:
-        return {"type": "tool", "name": choice}
-    return {"type": "auto"}
+    return {"type": "any"} if choice == "required" else {"type": "tool", "name": choice}
 
 
 def build_anthropic_params(

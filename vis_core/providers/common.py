@@ -119,6 +119,17 @@ def request_chars(request: ModelRequest) -> int:
     return total
 
 
+def tool_choice_of(choice: str, request: ModelRequest) -> str:
+    """The ``tool_choice`` model option as ``request`` takes it: ``auto`` and ``none`` as
+    given; ``required`` or a declared tool's name forces a call on the first request of a turn
+    (its last message is the person's) only, so that the turn can end; else ``auto``."""
+    if choice in ("auto", "none"):
+        return choice
+    first = not request.messages or request.messages[-1].role == "user"
+    known = choice == "required" or choice in {t.name for t in request.tools}
+    return choice if first and known else "auto"
+
+
 def estimated_usage(request: ModelRequest, out_chars: int) -> Usage:
     """The usage of a response whose server said none: the request's characters and the
     ``out_chars`` answered, four a token."""

@@ -26,6 +26,7 @@ from vis_core.providers.common import (
     estimate_tokens,
     estimated_usage,
     request_chars,
+    tool_choice_of,
 )
 from vis_core.providers.errors import (
     ContextOverflow,
@@ -153,30 +154,18 @@ def to_openai_message(message: Message, *, reasoning_from: str = "") -> dict[str
     return {"role": "user", "content": message.text}
 
 
-def first_of_turn(request: ModelRequest) -> bool:
-    """Whether ``request`` opens a turn: its last message is the person's."""
-    return not request.messages or request.messages[-1].role == "user"
-
-
 def tool_choice_param(choice: str, request: ModelRequest, *, strings_only: bool = False) -> Any:
-    """The Chat Completions ``tool_choice`` for the ``tool_choice`` model option.
+    """The Chat Completions ``tool_choice`` for the ``tool_choice`` model option, as
+    :func:`~vis_core.providers.common.tool_choice_of` settles it.
 
-    ``required`` or a tool's name forces a call on the first request of a turn (the last
-    message is the person's); later requests of the turn choose freely, so the turn can end.
     A named tool that is the only one declared is sent as ``"required"`` (the same choice, in
     the form every server reads), and so is any named tool when ``strings_only``: llama.cpp's
     server reads only a string there and takes the object form for ``"auto"``.
     """
-    if choice in ("auto", "none"):
+    choice = tool_choice_of(choice, request)
+    if choice in ("auto", "none", "required"):
         return choice
-    if not first_of_turn(request):
-        return "auto"
-    if choice == "required":
-        return choice
-    names = {t.name for t in request.tools}
-    if choice not in names:
-        return "auto"
-    if strings_only or names == {choice}:
+    if strings_only or {t.name for t in request.tools} == {choice}:
         return "required"
     return {"type": "function", "function": {"name": choice}}
 

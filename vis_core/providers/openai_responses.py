@@ -20,7 +20,7 @@ from vis_core.model.conversation import (
 )
 from vis_core.model.usage import Usage
 from vis_core.providers.base import ModelRequest, ProviderError, StreamEvent
-from vis_core.providers.common import OPENAI_MARK, estimated_usage, read_tool_call
+from vis_core.providers.common import OPENAI_MARK, estimated_usage, read_tool_call, tool_choice_of
 from vis_core.providers.errors import UnfinishedResponse, context_overflow
 
 # A reasoning item travels in ThinkingPart.signature as this prefix + JSON {id, encrypted}.
@@ -133,14 +133,11 @@ def build_responses_params(
             }
             for t in request.tools
         ]
-        choice = options.get("tool_choice")
-        first = not request.messages or request.messages[-1].role == "user"
-        if choice in ("auto", "none"):
-            params["tool_choice"] = choice
-        elif choice == "required":  # forced on a turn's first request only: the turn can end
-            params["tool_choice"] = choice if first else "auto"
-        elif choice and choice in {t.name for t in request.tools}:
-            params["tool_choice"] = {"type": "function", "name": choice} if first else "auto"
+        choice = options.get("tool_choice") or ""
+        if choice in ("auto", "none", "required") or choice in {t.name for t in request.tools}:
+            choice = tool_choice_of(choice, request)  # a name it does not know: none sent
+            named = choice not in ("auto", "none", "required")
+            params["tool_choice"] = {"type": "function", "name": choice} if named else choice
     return params
 
 

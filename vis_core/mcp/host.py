@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vis_core.system.loops import end_tasks
+from vis_core.system.loops import end_tasks, keep
 
 if TYPE_CHECKING:
     from vis_core.extension_host.loaded import LoadedExtensions
@@ -282,12 +282,8 @@ class HostMcp:
         session = self._turn_session
         if session is None or not getattr(session, "running", False):
             return
-        try:
-            task = asyncio.get_running_loop().create_task(self._report(session))
-        except RuntimeError:
-            return
-        self._reports.add(task)
-        task.add_done_callback(self._reports.discard)
+        with contextlib.suppress(RuntimeError):  # no running loop: no turn to report in
+            keep(self._reports, asyncio.get_running_loop().create_task(self._report(session)))
 
     async def close(self) -> None:
         manager = self._manager

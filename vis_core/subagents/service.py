@@ -14,6 +14,7 @@ from vis_core.events import BlockFinished, Event
 from vis_core.model.turn import TurnStatus
 from vis_core.store.session_data import resolve_any
 from vis_core.subagents.mirror import CallSite, Mirror
+from vis_core.system.loops import keep
 from vis_core.tools.display import plural
 
 if TYPE_CHECKING:
@@ -332,9 +333,8 @@ class Subagents:
 
         unwatch = child.subscribe(changed)
         task = asyncio.current_task()
-        if task is not None:
-            parent.children.add(task)  # a cancelled parent turn ends after this child closed
-            task.add_done_callback(parent.children.discard)
+        if task is not None:  # a cancelled parent turn ends after this child closed
+            keep(parent.children, task)
         try:
             ended = await child.submit(text)
         finally:

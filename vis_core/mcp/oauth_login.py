@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import html
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Mapping
@@ -136,7 +137,7 @@ class RedirectListener:
                 status, text = 200, "Vis is signed in."
                 if not self.result.done():
                     self.result.set_result(result)
-        body = DONE_PAGE.format(text=_html(text)).encode()
+        body = DONE_PAGE.format(text=html.escape(text, quote=False)).encode()
         writer.write(
             f"HTTP/1.1 {status} {'OK' if status == 200 else 'Error'}\r\n"
             "Content-Type: text/html; charset=utf-8\r\n"
@@ -146,10 +147,6 @@ class RedirectListener:
         with contextlib.suppress(Exception):
             await writer.drain()
         writer.close()
-
-
-def _html(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _describe(exc: BaseException) -> str:

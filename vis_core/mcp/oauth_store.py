@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.mcp.config import server_key
-from vis_core.settings.storage import SecretsFile, SettingsFileError
+from vis_core.settings.storage import SecretsFile
 from vis_core.system.redaction import remember_secrets
 
 PREFIX = "mcp-oauth:"
@@ -48,10 +48,7 @@ class CredentialStore:
         self.id = secret_id(name, url)
 
     def read(self) -> dict[str, Any]:
-        try:
-            raw = self.file.values().get(self.id)
-        except SettingsFileError:
-            raise
+        raw = self.file.values().get(self.id)  # an unreadable file raises SettingsFileError
         if not raw:
             return {}
         try:

@@ -235,11 +235,7 @@ class VisAgent:
             link = self.links[session_id]
             return link.core, link.session
         core = await self._core(cwd)
-        row = _stored(core, session_id)
-        if Path(row.workspace).resolve() != core.workspace:  # its turns run in its own folder
-            raise RequestError.invalid_params(
-                {"cwd": f"session {session_id} belongs to {row.workspace}; give that as cwd"}
-            )
+        row = _stored(core, session_id, "give that as cwd")
         try:
             session = await core.open_session(row.id)
         except LookupError as exc:  # another Vis has it open
@@ -301,11 +297,7 @@ class VisAgent:
         ``Session.fork`` makes one; the sandbox starts empty). The editor shows the history it
         has, so nothing is replayed."""
         core = await self._core(cwd)
-        source = _stored(core, session_id)
-        if Path(source.workspace).resolve() != core.workspace:
-            raise RequestError.invalid_params(
-                {"cwd": f"session {session_id} belongs to {source.workspace}; fork it there"}
-            )
+        source = _stored(core, session_id, "fork it there")
         forked = await core.fork_session(source.id, "session/fork")
         # nothing settled to copy yet: a fresh session in the same folder
         session = await (core.new_session() if forked is None else core.open_session(forked))
@@ -467,10 +459,11 @@ class VisAgent:
         self.cores.clear()
 
 
-def _stored(core: Frontend, session_id: str) -> SessionRow:
-    """The stored session whose whole id is ``session_id``, or the editor's error. Not a
-    prefix (the command line's shorthand): the editor goes on with the id it gave, and
-    Vis's updates would come under another."""
+def _stored(core: Frontend, session_id: str, elsewhere: str) -> SessionRow:
+    """The stored session of ``core``'s workspace whose whole id is ``session_id``, or the
+    editor's error (``elsewhere``: what to do when it is another workspace's session: its turns
+    run in its own folder). Not a prefix (the command line's shorthand): the editor goes on
+    with the id it gave, and Vis's updates would come under another."""
     try:
         row = core.stored_session(session_id, exact=True)
     except ValueError as exc:
@@ -481,5 +474,9 @@ def _stored(core: Frontend, session_id: str) -> SessionRow:
             f"Vis has no session {session_id!r}: give a session's whole id, as session/new "
             "and session/list answer it",
             {"uri": session_id},
+        )
+    if Path(row.workspace).resolve() != core.workspace:
+        raise RequestError.invalid_params(
+            {"cwd": f"session {session_id} belongs to {row.workspace}; {elsewhere}"}
         )
     return row

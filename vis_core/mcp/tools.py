@@ -48,9 +48,7 @@ def _render(server: str, tool: str) -> Callable[..., ActivityPresentation | None
         *, phase: str, args: Any, kwargs: dict[str, Any], result: Any, error: Any
     ) -> ActivityPresentation | None:
         summary = arguments_summary(kwargs)
-        if phase == RenderPhase.START:
-            return ActivityPresentation(headline, summary)
-        if phase == RenderPhase.FAILURE:  # the row says the error itself, once
+        if phase in (RenderPhase.START, RenderPhase.FAILURE):  # a failure: the row says it
             return ActivityPresentation(headline, summary)
         if isinstance(result, McpResult):
             content = shown(result)

@@ -67,6 +67,10 @@ def _render(label: str) -> Callable[..., ActivityPresentation | None]:
 def resource_tools(servers: Servers, hooks: ToolHooks | None, output_dir: Path) -> list[HostTool]:
     """The three resource tools over the session's connected servers with resources."""
 
+    def hooked(payload: dict[str, Any], run: Callable[[], Awaitable[Any]]) -> Awaitable[Any]:
+        """A call between the ``mcp`` op hooks, whose payload says it only reads."""
+        return _hooked(hooks, {**payload, "annotations": READ_ONLY}, run)
+
     async def listing(templates: bool, server: str | None, cursor: str | None) -> dict[str, Any]:
         connections = await servers()
         key = "resourceTemplates" if templates else "resources"
@@ -102,11 +106,7 @@ def resource_tools(servers: Servers, hooks: ToolHooks | None, output_dir: Path) 
         without it, every resource of every server. Read one with read_mcp_resource.
         """
         payload = {"tool": "list_mcp_resources", "server": server, "cursor": cursor}
-        return await _hooked(
-            hooks,
-            {**payload, "annotations": READ_ONLY},
-            lambda: listing(False, server, cursor),
-        )
+        return await hooked(payload, lambda: listing(False, server, cursor))
 
     async def list_mcp_resource_templates(
         server: str | None = None, cursor: str | None = None
@@ -117,11 +117,7 @@ def resource_tools(servers: Servers, hooks: ToolHooks | None, output_dir: Path) 
         fill a template in and read it with read_mcp_resource.
         """
         payload = {"tool": "list_mcp_resource_templates", "server": server, "cursor": cursor}
-        return await _hooked(
-            hooks,
-            {**payload, "annotations": READ_ONLY},
-            lambda: listing(True, server, cursor),
-        )
+        return await hooked(payload, lambda: listing(True, server, cursor))
 
     async def read_mcp_resource(server: str, uri: str) -> dict[str, Any]:
         """Read an MCP resource by `server` and `uri`: {server, uri, contents}.
@@ -166,7 +162,7 @@ def resource_tools(servers: Servers, hooks: ToolHooks | None, output_dir: Path) 
             return read
 
         payload = {"tool": "read_mcp_resource", "server": server, "uri": uri}
-        return await _hooked(hooks, {**payload, "annotations": READ_ONLY}, run)
+        return await hooked(payload, run)
 
     return [
         HostTool(

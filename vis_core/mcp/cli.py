@@ -140,9 +140,7 @@ def run_mcp(
     if args.mcp_command == "list":
         return asyncio.run(_list(workspace, session_config))
     if args.mcp_command in ("login", "logout"):
-        from vis_core.mcp.oauth_cli import run_login
-
-        return run_login(args.mcp_command, args.name, *workspace_config(workspace))
+        return _login(args.mcp_command, args.name, *workspace_config(workspace))
     if not NAME_PATTERN.match(args.name):
         print(
             f"vis mcp: server names may contain only letters, digits, '_' and '-': {args.name!r}",
@@ -174,6 +172,58 @@ def run_mcp(
         print(f"vis mcp remove: {exc}", file=sys.stderr)
         return EXIT_FAILED
     print(f"Removed MCP server {removed!r} from {path}.")
+    return EXIT_OK
+
+
+def _say(text: str) -> None:
+    from vis_core.terminal import terminal_text
+
+    print(terminal_text(text), flush=True)  # a server's metadata and errors are its text
+
+
+def _login(verb: str, name: str, config: McpConfig, note: str | None = None) -> int:
+    """Sign in to (or out of) the server ``name`` of the user and trusted project files;
+    ``note``: why an untrusted project's file was skipped."""
+    from vis_core.paths import VisPaths
+
+    server = config.get(name)
+    if server is None:
+        known = ", ".join(s.name for s in config.servers) or "none"
+        print(
+            f"vis mcp {verb}: no MCP server named {name!r} in mcp.json (servers: {known})"
+            + (f"; {note}" if note else ""),
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    secrets = VisPaths.from_env().secrets_file
+    if verb == "logout":
+        from vis_core.mcp.oauth_login import sign_out
+
+        _say(sign_out(server, secrets))
+        return EXIT_OK
+    from vis_core.mcp.oauth_login import SignInFailed, pasted_lines, sign_in
+
+    def show(url: str, opened: bool) -> None:
+        where = "Your browser should open this page" if opened else "Open this page"
+        _say(f"{where} to sign in to MCP server {server.name!r}:\n\n  {url}\n")
+        _say(
+            "Waiting for approval. If the browser runs on another machine, paste the address "
+            "it was sent to here and press Enter."
+        )
+
+    try:
+        done = asyncio.run(
+            sign_in(server, secrets, show=show, listening=lambda lst: pasted_lines(lst, _say))
+        )
+    except SignInFailed as exc:
+        from vis_core.terminal import terminal_text
+
+        print(terminal_text(f"vis mcp login: {exc}"), file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        print("vis mcp login: cancelled", file=sys.stderr)
+        return EXIT_FAILED
+    _say(done)
     return EXIT_OK
 
 

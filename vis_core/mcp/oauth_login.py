@@ -21,10 +21,8 @@ from vis_core.mcp.config import ServerConfig
 from vis_core.mcp.oauth import Interaction, SignInRequired, make_provider
 from vis_core.mcp.oauth_session import said_by, uses_oauth
 from vis_core.mcp.oauth_settings import (
-    callback_host,
-    callback_path,
     is_loopback,
-    listen_port,
+    listen_at,
     redirect_uri,
 )
 from vis_core.mcp.oauth_store import CredentialStore, SecretTokenStorage
@@ -185,15 +183,13 @@ async def sign_in(
     check_server(config)
     store = CredentialStore(secrets_file, config.name, config.url)
     settings = config.oauth
-    port = listen_port(settings)
-    path = callback_path(settings)
+    host, port, path = listen_at(settings)
     listener = RedirectListener(path)
     reuse = (
         await _stored_port(store)
         if port is None and not (settings and settings.client_id)
         else None
     )
-    host = callback_host(settings)
     try:
         await listener.start(reuse or port, host)
     except OSError as exc:

@@ -109,25 +109,12 @@ def redirect_uri(settings: OAuthSettings | None, port: int) -> str:
     return url.replace(f"//{parts.netloc}", f"//{host}:{port}", 1)
 
 
-def listen_port(settings: OAuthSettings | None) -> int | None:
-    """The port the redirect listener must use (None: any free port)."""
-    if settings is None:
-        return None
-    if settings.callback_url is not None:
-        port = urlsplit(settings.callback_url).port
-        if port is not None:
-            return port
-    return settings.callback_port
-
-
-def callback_path(settings: OAuthSettings | None) -> str:
+def listen_at(settings: OAuthSettings | None) -> tuple[str, int | None, str]:
+    """Where the redirect listener waits: the host the redirect comes to (``127.0.0.1``
+    unless ``callbackUrl`` names another), the port it must use (None: any free port) and
+    the path."""
     if settings is None or settings.callback_url is None:
-        return CALLBACK_PATH
-    return urlsplit(settings.callback_url).path or "/"
-
-
-def callback_host(settings: OAuthSettings | None) -> str:
-    """The host the redirect comes to: ``127.0.0.1`` unless ``callbackUrl`` names another."""
-    if settings is None or settings.callback_url is None:
-        return "127.0.0.1"
-    return (urlsplit(settings.callback_url).hostname or "127.0.0.1").lower()
+        return "127.0.0.1", settings.callback_port if settings else None, CALLBACK_PATH
+    parts = urlsplit(settings.callback_url)
+    port = parts.port if parts.port is not None else settings.callback_port
+    return (parts.hostname or "127.0.0.1").lower(), port, parts.path or "/"

@@ -102,19 +102,20 @@ class SecretTokenStorage:
         self.store = store
         self.ignore_tokens = ignore_tokens  # a sign-in: never send the old tokens
 
+    async def _stored(self, key: str, model: Any) -> Any:
+        """The entry's ``key`` as the pydantic ``model`` (None: not stored, or not one)."""
+        value = (await asyncio.to_thread(self.store.read)).get(key)
+        if not isinstance(value, dict):
+            return None
+        try:
+            return model.model_validate(value)
+        except ValueError:
+            return None
+
     async def get_tokens(self) -> Any:
         from mcp.shared.auth import OAuthToken
 
-        if self.ignore_tokens:
-            return None
-        data = await asyncio.to_thread(self.store.read)
-        tokens = data.get("tokens")
-        if not isinstance(tokens, dict):
-            return None
-        try:
-            return OAuthToken.model_validate(tokens)
-        except ValueError:
-            return None
+        return None if self.ignore_tokens else await self._stored("tokens", OAuthToken)
 
     async def expires_at(self) -> float | None:
         if self.ignore_tokens:
@@ -158,13 +159,7 @@ class SecretTokenStorage:
     async def get_client_info(self) -> Any:
         from mcp.shared.auth import OAuthClientInformationFull
 
-        client = (await asyncio.to_thread(self.store.read)).get("client")
-        if not isinstance(client, dict):
-            return None
-        try:
-            return OAuthClientInformationFull.model_validate(client)
-        except ValueError:
-            return None
+        return await self._stored("client", OAuthClientInformationFull)
 
     async def set_client_info(self, client_info: Any) -> None:
         await asyncio.to_thread(

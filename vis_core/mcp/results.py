@@ -85,23 +85,22 @@ def middle_cut(text: str, limit: int = TEXT_LIMIT) -> tuple[str, bool]:
     return f"{text[:head]}\n…{cut} chars truncated…\n{text[-tail:]}", True
 
 
-def save_text(folder: Path, stem: str, text: str) -> Path:
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path = folder / f"{stem}-{uuid.uuid4().hex[:8]}.txt"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    return path
-
-
-def save_bytes(folder: Path, name: str, data: bytes) -> Path:
-    """Save ``data`` in ``folder`` under a new file named after ``name``, a server's text."""
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path = folder / f"{uuid.uuid4().hex[:8]}-{_file_name(name)}"
+def _new_file(path: Path, data: bytes) -> Path:
+    """``data`` in the new private file ``path`` (its folder made private if it is new)."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
     return path
+
+
+def save_text(folder: Path, stem: str, text: str) -> Path:
+    return _new_file(folder / f"{stem}-{uuid.uuid4().hex[:8]}.txt", text.encode("utf-8"))
+
+
+def save_bytes(folder: Path, name: str, data: bytes) -> Path:
+    """Save ``data`` in ``folder`` under a new file named after ``name``, a server's text."""
+    return _new_file(folder / f"{uuid.uuid4().hex[:8]}-{_file_name(name)}", data)
 
 
 def _file_name(name: str) -> str:

@@ -39,7 +39,7 @@ from vis_core.providers.openai_answer import (
     whole_answer,
 )
 from vis_core.providers.openai_form import RequestForm, fallback
-from vis_core.providers.openai_responses import response_events, wants_responses
+from vis_core.providers.openai_responses import response_events, usage_of, wants_responses
 from vis_core.providers.sdk_provider import (
     READ_FAULTS,
     GuardedDecoder,
@@ -212,14 +212,6 @@ def build_openai_params(
     return params
 
 
-def _usage(raw: Any) -> Usage:
-    prompt = getattr(raw, "prompt_tokens", 0) or 0
-    completion = getattr(raw, "completion_tokens", 0) or 0
-    details = getattr(raw, "prompt_tokens_details", None)
-    cached = (getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
-    return Usage(input=max(prompt - cached, 0), output=completion, cache_read=cached)
-
-
 class _DoneSpy(GuardedDecoder):
     """Wraps the SDK's SSE decoder to see whether the stream ended with ``data: [DONE]``
     (the SDK stops there silently, exactly as when the server just closes), and whether a
@@ -357,7 +349,7 @@ class OpenAIProvider(SdkProvider):
                 chunks = stream if page is None else self._whole(*page, spy)
                 async for chunk in chunks:
                     if chunk.usage is not None:
-                        usage = _usage(chunk.usage)
+                        usage = usage_of(chunk.usage, "prompt_tokens", "completion_tokens")
                     elif getattr(chunk, "choices", None) is None and not bare:
                         bare = spy.last if isinstance(spy, _DoneSpy) else "?"
                     for choice in chunk.choices or ():

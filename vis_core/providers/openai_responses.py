@@ -141,16 +141,17 @@ def build_responses_params(
     return params
 
 
-def _usage(raw: Any) -> Usage:
+def usage_of(raw: Any, prompt: str = "input_tokens", answer: str = "output_tokens") -> Usage:
+    """An OpenAI usage object (Responses' field names, or Chat Completions' ``prompt_tokens``
+    and ``completion_tokens``): ``input`` is the uncached part of the prompt, ``cache_read``
+    its ``<prompt>_details.cached_tokens``."""
     if raw is None:
         return Usage()
-    details = getattr(raw, "input_tokens_details", None)
+    details = getattr(raw, f"{prompt}_details", None)
     cached = (getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
-    total = getattr(raw, "input_tokens", 0) or 0
+    total = getattr(raw, prompt, 0) or 0
     return Usage(
-        input=max(total - cached, 0),
-        output=getattr(raw, "output_tokens", 0) or 0,
-        cache_read=cached,
+        input=max(total - cached, 0), output=getattr(raw, answer, 0) or 0, cache_read=cached
     )
 
 
@@ -205,9 +206,9 @@ async def response_events(
                     encrypted = getattr(item, "encrypted_content", None) or ""
                     yield ThinkingDelta(signature=reasoning_signature(item.id, encrypted))
             elif kind == "response.completed":
-                usage, stop = _usage(event.response.usage), StopReason.END_TURN
+                usage, stop = usage_of(event.response.usage), StopReason.END_TURN
             elif kind == "response.incomplete":
-                usage = _usage(event.response.usage)
+                usage = usage_of(event.response.usage)
                 details = getattr(event.response, "incomplete_details", None)
                 reason = getattr(details, "reason", "") or ""
                 stop = (

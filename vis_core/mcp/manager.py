@@ -110,12 +110,6 @@ class McpManager:
     def get(self, name: str) -> ServerConnection | None:
         return self._connections.get(server_key(name.removeprefix(PREFIX)))
 
-    def by_safe_name(self, name: str) -> ServerConnection | None:
-        for conn in self._connections.values():
-            if safe(conn.name) == name or conn.config.key == name:
-                return conn
-        return None
-
     def start(self) -> None:
         """Connect every enabled server in the background (needs a running loop)."""
         for conn in self._connections.values():
@@ -437,7 +431,9 @@ class McpManager:
         """The server ``mcp__dev-radius``, ``mcp__dev_radius``, ``dev-radius`` or ``dev_radius``
         names."""
         bare = name.removeprefix(PREFIX)
-        return self.get(bare) or self.by_safe_name(safe(bare))
+        wanted = safe(bare)
+        named = (c for c in self.connections() if wanted in (safe(c.name), c.config.key))
+        return self.get(bare) or next(named, None)
 
     def namespace_doc(self, name: str) -> str | None:
         """``doc("mcp__<server>")``: the server's description, whole instructions and tool

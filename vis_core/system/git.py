@@ -153,7 +153,7 @@ def git_program(cwd: Path) -> str:
 
 def driver_overrides(cwd: Path, place: Sequence[str] = ()) -> list[str]:
     """``-c`` pairs that switch off every filter/diff/merge driver the config files name
-    where git runs in ``cwd`` with its options ``place`` (:func:`_place_options`);
+    where git runs in ``cwd`` with its options ``place`` (:func:`_parsed`);
     :class:`GitFailed` for a driver whose name holds ``=`` (``-c`` ends the name at the first
     one, so no pair could switch it off)."""
     try:
@@ -231,33 +231,24 @@ _NO_DRIVERS = frozenset(
 _CONVERTING = ("--filters", "--textconv", "--path")  # cat-file: blobs through the drivers
 
 
-def _command_at(args: Sequence[str]) -> int:
-    """Where git's command is in ``args`` (after git's own options; ``len(args)``: none)."""
-    index = 0
-    while index < len(args) and args[index].startswith("-"):
-        index += 2 if args[index] in _VALUED else 1
-    return index
-
-
-def _place_options(args: Sequence[str]) -> list[str]:
-    """git's own options in ``args`` that choose the repository and working tree it runs in
+def _parsed(args: Sequence[str]) -> tuple[int, list[str]]:
+    """Where git's command is in ``args`` (after git's own options; ``len(args)``: none), and
+    those of git's own options that choose the repository and working tree it runs in
     (``-C``, ``--git-dir``, ``--work-tree``, ``--bare``), as given and in their order."""
-    found: list[str] = []
-    index, end = 0, _command_at(args)
-    while index < end:
+    index, place = 0, []
+    while index < len(args) and args[index].startswith("-"):
         width = 2 if args[index] in _VALUED else 1
         if args[index].split("=", 1)[0] in _PLACE:
-            found += args[index : index + width]
+            place += args[index : index + width]
         index += width
-    return found
+    return index, place
 
 
-def _starts_no_driver(args: Sequence[str]) -> bool:
-    """Whether ``git args`` cannot start a driver, whatever the configuration names: a
-    command of :data:`_NO_DRIVERS`, a worktree only listed or pruned (``add`` checks files
-    out, ``remove`` compares them), a ``cat-file`` not asked to convert."""
-    index = _command_at(args)
-    command, rest = (args[index], args[index + 1 :]) if index < len(args) else ("", [])
+def _starts_no_driver(command: str, rest: Sequence[str]) -> bool:
+    """Whether git's ``command`` with ``rest`` cannot start a driver, whatever the
+    configuration names: a command of :data:`_NO_DRIVERS`, a worktree only listed or pruned
+    (``add`` checks files out, ``remove`` compares them), a ``cat-file`` not asked to
+    convert."""
     if command == "worktree":
         return bool(rest) and rest[0] in ("list", "prune")
     if command == "cat-file":
@@ -265,17 +256,15 @@ def _starts_no_driver(args: Sequence[str]) -> bool:
     return command in _NO_DRIVERS
 
 
-def _guarded_command(args: Sequence[str]) -> list[str]:
-    """``args`` with ``--ignore-submodules=all`` after a command that compares the working
-    tree: ``git diff-files`` and ``git diff-index`` do not read ``diff.ignoreSubmodules``,
-    and would run ``git status`` in each submodule. A ``diff`` also gets ``--no-ext-diff``:
+def _guards(command: str) -> list[str]:
+    """What goes after a ``command`` that compares the working tree: ``--ignore-submodules=all``
+    (``git diff-files`` and ``git diff-index`` do not read ``diff.ignoreSubmodules``, and
+    would run ``git status`` in each submodule). A ``diff`` also gets ``--no-ext-diff``:
     ``diff.external`` is switched off as empty, which ``git diff`` would otherwise try to run
     (and fail: "external diff died"); other commands run one only when asked."""
-    index = _command_at(args)
-    if index == len(args) or args[index] not in _WORKTREE_DIFFS:
-        return list(args)
-    added = ["--ignore-submodules=all", *(["--no-ext-diff"] if args[index] == "diff" else [])]
-    return [*args[: index + 1], *added, *args[index + 1 :]]
+    if command not in _WORKTREE_DIFFS:
+        return []
+    return ["--ignore-submodules=all", *(["--no-ext-diff"] if command == "diff" else [])]
 
 
 def git_argv(
@@ -291,11 +280,13 @@ def git_argv(
     argv = [git_program(cwd), "--no-pager"]
     for pair in NEUTRAL_CONFIG:
         argv += ["-c", pair]
-    if not _starts_no_driver(args):
-        argv += driver_overrides(cwd, _place_options(args))  # where git will run
+    at, place = _parsed(args)
+    command = args[at] if at < len(args) else ""
+    if not _starts_no_driver(command, args[at + 1 :]):
+        argv += driver_overrides(cwd, place)  # where git will run
     if jail_workspace is not None:
         argv += ["-C", str(cwd)]
-    argv += _guarded_command(args)
+    argv += [*args[: at + 1], *_guards(command), *args[at + 1 :]]
     if jail_workspace is None:
         return argv
     from vis_core.system.jail import jail_argv  # here: vis.GitFailed is imported without it

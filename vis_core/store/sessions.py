@@ -322,80 +322,13 @@ class SessionsMixin:
         ``BlockFinished`` event as JSON text, placed at that event), ``fold`` (key, gist,
         spans and origin of a fold made in the turn), ``background`` (a command left running
         that reported its end) and ``activity`` (its id, placed by its first event)."""
+        asked = {"session": session_id, "turn": turn_id, "python": PYTHON_EXECUTION}
         with self._db.read("read a turn's story") as conn:
-            story: list[tuple[int, StoryKind, Any]] = [
-                (seq, StoryKind.REPLY, text)
-                for seq, text in conn.execute(
-                    "SELECT seq, text FROM replies WHERE turn_id = ?", (turn_id,)
-                )
+            story = [
+                (row[0], kind, value(*row[1:]))
+                for kind, query, value in _STORY
+                for row in conn.execute(query, asked)
             ]
-            story.extend(
-                (seq, StoryKind.THINKING, text)
-                for seq, text in conn.execute(
-                    "SELECT seq, text FROM thinking WHERE session_id = ? AND turn_id = ?",
-                    (session_id, turn_id),
-                )
-            )
-            story.extend(
-                (seq, StoryKind.CODE, {"iteration_id": iteration_id, "code": code, "ended": data})
-                for seq, iteration_id, code, data in conn.execute(
-                    "SELECT b.seq, i.id, i.code, e.data FROM iterations AS i "
-                    "JOIN blocks AS b ON b.iteration_id = i.id AND b.turn_id = i.turn_id "
-                    "JOIN events AS e ON e.seq = b.seq "
-                    "WHERE i.turn_id = ? AND i.tool = ?",
-                    (turn_id, PYTHON_EXECUTION),
-                )
-            )
-            story.extend(
-                (
-                    seq,
-                    StoryKind.BLOCK,
-                    (None if tool == PYTHON_EXECUTION else error, bool(restarted)),
-                )
-                for seq, error, restarted, tool in conn.execute(
-                    "SELECT b.seq, b.error, b.restarted, i.tool FROM iterations AS i "
-                    "JOIN blocks AS b ON b.iteration_id = i.id "
-                    "WHERE i.turn_id = ? AND (b.error IS NOT NULL OR b.restarted)",
-                    (turn_id,),
-                )
-            )
-            story.extend(
-                (
-                    seq,
-                    StoryKind.FOLD,
-                    {"key": key, "gist": gist, "spans": json.loads(spans), "origin": by},
-                )
-                for seq, key, gist, spans, by in conn.execute(
-                    "SELECT seq, key, gist, spans, origin FROM folds "
-                    "WHERE session_id = ? AND turn_id = ?",
-                    (session_id, turn_id),
-                )
-            )
-            story.extend(
-                (
-                    seq,
-                    StoryKind.BACKGROUND,
-                    {"handle_id": h, "command": c, "state": st, "runtime": rt},
-                )
-                for seq, h, c, st, rt in conn.execute(
-                    "SELECT seq, handle_id, command, state, runtime FROM background_commands "
-                    "WHERE turn_id = ? AND session_id = ?",
-                    (turn_id, session_id),
-                )
-            )
-            story.extend(
-                (seq, StoryKind.DRAFT, text)
-                for seq, text in conn.execute(
-                    "SELECT seq, text FROM draft_marks WHERE turn_id = ? AND session_id = ?",
-                    (turn_id, session_id),
-                )
-            )
-            story.extend(
-                (pos, StoryKind.ACTIVITY, activity_id)
-                for pos, activity_id in conn.execute(
-                    "SELECT pos, id FROM activities WHERE turn_id = ?", (turn_id,)
-                )
-            )
         story.sort(key=lambda entry: entry[0])
         return story
 
@@ -409,6 +342,57 @@ class SessionsMixin:
             ).fetchall()
         return [activity_from_dict(json.loads(row[0])["activity"]) for row in rows]
 
+
+# Each kind of entry of a turn's story (:meth:`SessionsMixin.turn_story`), the query of its
+# rows (the place it happened first) and the value it makes of the rest of a row.
+_STORY: tuple[tuple[StoryKind, str, Callable[..., Any]], ...] = (
+    (StoryKind.REPLY, "SELECT seq, text FROM replies WHERE turn_id = :turn", lambda text: text),
+    (
+        StoryKind.THINKING,
+        "SELECT seq, text FROM thinking WHERE session_id = :session AND turn_id = :turn",
+        lambda text: text,
+    ),
+    (
+        StoryKind.CODE,
+        "SELECT b.seq, i.id, i.code, e.data FROM iterations AS i "
+        "JOIN blocks AS b ON b.iteration_id = i.id AND b.turn_id = i.turn_id "
+        "JOIN events AS e ON e.seq = b.seq WHERE i.turn_id = :turn AND i.tool = :python",
+        lambda iteration, code, ended: {"iteration_id": iteration, "code": code, "ended": ended},
+    ),
+    (
+        StoryKind.BLOCK,
+        "SELECT b.seq, b.error, b.restarted, i.tool FROM iterations AS i "
+        "JOIN blocks AS b ON b.iteration_id = i.id "
+        "WHERE i.turn_id = :turn AND (b.error IS NOT NULL OR b.restarted)",
+        lambda error, restarted, tool: (
+            error if tool != PYTHON_EXECUTION else None,
+            bool(restarted),
+        ),
+    ),
+    (
+        StoryKind.FOLD,
+        "SELECT seq, key, gist, spans, origin FROM folds "
+        "WHERE session_id = :session AND turn_id = :turn",
+        lambda key, gist, spans, by: {
+            "key": key,
+            "gist": gist,
+            "spans": json.loads(spans),
+            "origin": by,
+        },
+    ),
+    (
+        StoryKind.BACKGROUND,
+        "SELECT seq, handle_id, command, state, runtime FROM background_commands "
+        "WHERE turn_id = :turn AND session_id = :session",
+        lambda h, c, st, rt: {"handle_id": h, "command": c, "state": st, "runtime": rt},
+    ),
+    (
+        StoryKind.DRAFT,
+        "SELECT seq, text FROM draft_marks WHERE turn_id = :turn AND session_id = :session",
+        lambda text: text,
+    ),
+    (StoryKind.ACTIVITY, "SELECT pos, id FROM activities WHERE turn_id = :turn", lambda id_: id_),
+)
 
 _KEPT_WITH = (  # what makes a session worth keeping, besides its title and its events
     "SELECT 1 FROM turns WHERE session_id = :session",

@@ -19,7 +19,8 @@ import errno
 import os
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -282,10 +283,12 @@ class Beneath:
             for folder in fds:
                 os.close(folder)
 
+    @contextmanager
     def _parent(
         self, path: str | os.PathLike[str], *, make: bool = False, through_links: bool = True
-    ) -> tuple[int, str, str]:
-        """The open folder of ``path``, the last name and the folder's path from the root."""
+    ) -> Iterator[tuple[int, str, str]]:
+        """The open folder of ``path`` (closed on leaving), the last name and the folder's
+        path from the root."""
         rel = os.path.normpath(self.relative(path))
         folder, name = os.path.split(rel)
         if name in ("", ".", ".."):
@@ -294,7 +297,10 @@ class Beneath:
             self.mkdirs(folder, through_links=through_links)
         flags = os.O_RDONLY | _DIRECTORY
         fd, walked = self.open(folder or ".", flags, through_links=through_links)
-        return fd, name, walked
+        try:
+            yield fd, name, walked
+        finally:
+            os.close(fd)
 
     # -- reading --------------------------------------------------------------------------
 
@@ -310,11 +316,8 @@ class Beneath:
         refused, never waited on); not ``follow``: a link as the last name is refused too."""
         if follow:
             return _regular(self.open(path, os.O_RDONLY | _NONBLOCK)[0], os.fspath(path))
-        folder, name, _ = self._parent(path)
-        try:
+        with self._parent(path) as (folder, name, _):
             return _regular(open_child(folder, name, os.O_RDONLY | _NONBLOCK), name)
-        finally:
-            os.close(folder)
 
     def stat(
         self, path: str | os.PathLike[str], *, follow: bool = True, through_links: bool = True
@@ -329,11 +332,8 @@ class Beneath:
                 os.close(fd)
         if os.path.normpath(self.relative(path)) == ".":
             return self.stat(".", follow=True)
-        folder, name, _ = self._parent(path, through_links=through_links)
-        try:
+        with self._parent(path, through_links=through_links) as (folder, name, _):
             return os.stat(name, dir_fd=folder, follow_symlinks=False)
-        finally:
-            os.close(folder)
 
     def exists(self, path: str | os.PathLike[str]) -> bool:
         try:
@@ -343,11 +343,8 @@ class Beneath:
         return True
 
     def readlink(self, path: str | os.PathLike[str]) -> str:
-        folder, name, _ = self._parent(path)
-        try:
+        with self._parent(path) as (folder, name, _):
             return os.readlink(name, dir_fd=folder)
-        finally:
-            os.close(folder)
 
     def open_dir(self, path: str | os.PathLike[str]) -> tuple[int, str]:
         """A descriptor of folder ``path`` that lists its entries (see :func:`entries`)."""
@@ -375,13 +372,11 @@ class Beneath:
             try:
                 fd, walked = self.open(step, flags, through_links=through_links)
             except FileNotFoundError:
-                folder, name, _ = self._parent(step, through_links=through_links)
-                try:
-                    os.mkdir(name, mode, dir_fd=folder)
-                except FileExistsError:
-                    pass  # made meanwhile (or a link there now: the open below decides)
-                finally:
-                    os.close(folder)
+                with self._parent(step, through_links=through_links) as (folder, name, _):
+                    try:
+                        os.mkdir(name, mode, dir_fd=folder)
+                    except FileExistsError:
+                        pass  # made meanwhile (or a link there now: the open below decides)
                 fd, walked = self.open(step, flags, through_links=through_links)
             os.close(fd)
         return walked
@@ -401,9 +396,8 @@ class Beneath:
         (``exclusive``: only if nothing is there, else ``FileExistsError``). The file gets
         ``mode``, else 0600. ``check`` sees the path from the root that will be written (links
         resolved) first and may refuse it. Returns that path."""
-        folder, name, walked = self._parent(path, make=True, through_links=through_links)
-        written = os.path.normpath(os.path.join(walked, name))
-        try:
+        with self._parent(path, make=True, through_links=through_links) as (folder, name, walked):
+            written = os.path.normpath(os.path.join(walked, name))
             if check is not None:
                 check(written)
             temp = f".{name}.{os.urandom(6).hex()}{suffix}"
@@ -433,19 +427,14 @@ class Beneath:
                     except OSError:
                         pass  # never made, or renamed already
                     raise
-        finally:
-            os.close(folder)
         return written
 
     def chmod(self, path: str | os.PathLike[str], mode: int, *, through_links: bool = True) -> None:
         """Give the regular file ``path`` ``mode``; a link as its last name (swapped in by a
         block) is refused, not followed. Its descriptor is changed, not a name looked up
         again, and a mode that denies reading does not stand in the way."""
-        folder, name, _ = self._parent(path, through_links=through_links)
-        try:
+        with self._parent(path, through_links=through_links) as (folder, name, _):
             fd = os.open(name, (_O_PATH or os.O_RDONLY) | _NOFOLLOW | _CLOEXEC, dir_fd=folder)
-        finally:
-            os.close(folder)
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise OSError(errno.EINVAL, f"{path} is not a regular file; its mode is kept")
@@ -457,57 +446,42 @@ class Beneath:
             os.close(fd)
 
     def unlink(self, path: str | os.PathLike[str], *, through_links: bool = True) -> None:
-        folder, name, _ = self._parent(path, through_links=through_links)
-        try:
+        with self._parent(path, through_links=through_links) as (folder, name, _):
             os.unlink(name, dir_fd=folder)
-        finally:
-            os.close(folder)
 
     def symlink(self, target: str, path: str | os.PathLike[str]) -> None:
         """Make ``path`` a link whose text is ``target`` (text only: nothing is resolved or
         written through it). Its folder, made when missing, is reached through no link at
         all; anything already named ``path`` stays (``FileExistsError``)."""
-        folder, name, _ = self._parent(path, make=True, through_links=False)
-        try:
+        with self._parent(path, make=True, through_links=False) as (folder, name, _):
             os.symlink(target, name, dir_fd=folder)
-        finally:
-            os.close(folder)
 
     def remove_link(self, path: str | os.PathLike[str], target: str) -> None:
         """Remove the link ``path`` itself, never what it leads to, when its text is still
         ``target`` (else ``FileExistsError``: something else is there now). Its folder is
         reached through no link at all."""
-        folder, name, _ = self._parent(path, through_links=False)
-        try:
-            if os.readlink(name, dir_fd=folder) != target:
-                raise FileExistsError(errno.EEXIST, f"{path} now links elsewhere")
-            os.unlink(name, dir_fd=folder)
-        except OSError as exc:
-            if exc.errno == errno.EINVAL:  # readlink of what is no link (a file, a folder)
-                raise FileExistsError(errno.EEXIST, f"{path} is no longer a link") from None
-            raise
-        finally:
-            os.close(folder)
+        with self._parent(path, through_links=False) as (folder, name, _):
+            try:
+                if os.readlink(name, dir_fd=folder) != target:
+                    raise FileExistsError(errno.EEXIST, f"{path} now links elsewhere")
+                os.unlink(name, dir_fd=folder)
+            except OSError as exc:
+                if exc.errno == errno.EINVAL:  # readlink of what is no link (a file, a folder)
+                    raise FileExistsError(errno.EEXIST, f"{path} is no longer a link") from None
+                raise
 
     def rmdir(self, path: str | os.PathLike[str]) -> None:
         """Remove the empty folder ``path`` (``OSError`` when it holds anything)."""
-        folder, name, _ = self._parent(path)
-        try:
+        with self._parent(path) as (folder, name, _):
             os.rmdir(name, dir_fd=folder)
-        finally:
-            os.close(folder)
 
     def replace(self, source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
         """Rename ``source`` over ``target``, both beneath the root."""
-        src, src_name, _ = self._parent(source)
-        try:
-            dst, dst_name, _ = self._parent(target, make=True)
-            try:
-                os.replace(src_name, dst_name, src_dir_fd=src, dst_dir_fd=dst)
-            finally:
-                os.close(dst)
-        finally:
-            os.close(src)
+        with (
+            self._parent(source) as (src, src_name, _),
+            self._parent(target, make=True) as (dst, dst_name, _),
+        ):
+            os.replace(src_name, dst_name, src_dir_fd=src, dst_dir_fd=dst)
 
     def walked(self, path: str | os.PathLike[str]) -> Path:
         """Where ``path`` really leads (links resolved beneath the root), as an absolute path;
@@ -516,9 +490,8 @@ class Beneath:
             fd, rel = self.open(path, _O_PATH or os.O_RDONLY | _NONBLOCK)
             os.close(fd)
         except FileNotFoundError:
-            folder, name, walked = self._parent(path)
-            os.close(folder)
-            rel = os.path.join(walked, name)
+            with self._parent(path) as (_, name, walked):
+                rel = os.path.join(walked, name)
         return Path(os.path.normpath(self.root / rel))
 
 

@@ -785,7 +785,8 @@ class Checkpoints:
             current = now.get(rel)
             if current is not None and self._same(rel, current, size, digest):
                 if current.st_mode & 0o7777 != mode:  # only its mode changed (chmod +x)
-                    self._put_mode_back(rel, mode)
+                    with self._refusing(rel):
+                        self.files.chmod(rel, mode, through_links=False)
                     restored.append(rel)
                 continue
             data = self.kept_bytes(digest) if digest is not None else None
@@ -796,7 +797,8 @@ class Checkpoints:
             restored.append(rel)
         for rel in todo:  # the files they made
             if rel in now and rel not in target.files:
-                self._remove_file(rel)
+                with self._refusing(rel), contextlib.suppress(FileNotFoundError):  # gone already
+                    self.files.unlink(rel, through_links=False)
                 emptied.append(rel)
         self._remove_emptied_folders(emptied, target)
         for rel in todo:  # and last the links they removed or re-pointed
@@ -824,39 +826,29 @@ class Checkpoints:
             tuple(sorted(links)),
         )
 
-    def _remove_file(self, rel: str) -> None:
-        try:
-            self.files.unlink(rel, through_links=False)
-        except FileNotFoundError:
-            pass  # gone already
-        except Escape:
-            raise self._refused(rel) from None
-
     def _remove_link(self, rel: str, target: str) -> None:
         """Remove the link ``rel`` (as the scan saw it, to ``target``) itself, in a folder
         reached through no link."""
-        try:
-            self.files.remove_link(rel, target)
-        except FileNotFoundError:
-            pass  # gone already
-        except FileExistsError:
-            raise OSError(
-                f"/undo: {rel} changed while /undo ran; not touched, undo again"
-            ) from None
-        except Escape:
-            raise self._refused(rel) from None
+        with self._refusing(rel):
+            try:
+                self.files.remove_link(rel, target)
+            except FileNotFoundError:
+                pass  # gone already
+            except FileExistsError:
+                raise OSError(
+                    f"/undo: {rel} changed while /undo ran; not touched, undo again"
+                ) from None
 
     def _make_link(self, rel: str, target: str) -> None:
         """Make ``rel`` a link to ``target`` again (its text only: nothing is written through
         it), in a folder reached through no link; never over what is there now."""
-        try:
-            self.files.symlink(target, rel)
-        except FileExistsError:
-            raise OSError(
-                f"/undo: {rel} is now a file or a folder; move it away and undo again"
-            ) from None
-        except Escape:
-            raise self._refused(rel) from None
+        with self._refusing(rel):
+            try:
+                self.files.symlink(target, rel)
+            except FileExistsError:
+                raise OSError(
+                    f"/undo: {rel} is now a file or a folder; move it away and undo again"
+                ) from None
 
     def _remove_emptied_folders(self, removed: list[str], target: Checkpoint) -> None:
         """The folders of what this undo removed that hold no file or link the workspace had
@@ -974,13 +966,18 @@ class Checkpoints:
         return done.stdout
 
     @staticmethod
-    def _refused(rel: str) -> OSError:
-        """Why nothing is written or removed at ``rel``: /undo goes through no link (one
-        a block swapped in for a folder would lead it elsewhere, in the workspace or out)."""
-        return OSError(
-            f"/undo: a folder on the way to {rel} is now a link (or leads outside the "
-            "workspace); not touched"
-        )
+    @contextlib.contextmanager
+    def _refusing(rel: str) -> Iterator[None]:
+        """Nothing is written or removed at ``rel`` through a link, and /undo says why: it
+        goes through no link (one a block swapped in for a folder would lead it elsewhere, in
+        the workspace or out)."""
+        try:
+            yield
+        except Escape:
+            raise OSError(
+                f"/undo: a folder on the way to {rel} is now a link (or leads outside the "
+                "workspace); not touched"
+            ) from None
 
     def _as_listed(self, path: Path | str, size: int) -> bytes | None:
         """The bytes of workspace file ``path`` when it still holds the ``size`` its stat
@@ -992,16 +989,10 @@ class Checkpoints:
             return None
         return data if len(data) == size else None
 
-    def _put_mode_back(self, rel: str, mode: int) -> None:
-        try:
-            self.files.chmod(rel, mode, through_links=False)
-        except Escape:
-            raise self._refused(rel) from None
-
     def _put_back(self, rel: str, data: bytes, mode: int) -> None:
         """Write ``rel`` again beneath the workspace (a new, unique temp file renamed over it:
         a name the sandbox could have planted as a link is never written through)."""
-        try:
+        with self._refusing(rel):
             try:
                 st = self.files.stat(rel, follow=False)
             except FileNotFoundError:
@@ -1011,5 +1002,3 @@ class Checkpoints:
                     f"/undo: {rel} is now a link or a folder; move it away and undo again"
                 )
             self.files.write_atomic(rel, data, mode=mode, suffix=".vis-undo", through_links=False)
-        except Escape:
-            raise self._refused(rel) from None

@@ -941,16 +941,19 @@ class Checkpoints:
         return True
 
     def _same(self, rel: str, st: os.stat_result, size: int, digest: str | None) -> bool:
+        """Whether workspace file ``rel`` (``st`` its state) holds the ``size`` bytes kept
+        under ``digest``: not when it cannot be read beneath the workspace (a link is not
+        followed) or has grown since (read no further: a sparse terabyte costs a block
+        nothing)."""
         if st.st_size != size:
             return False
         if digest is None:
             return True  # too large to compare by content; its size did not change
-        return self._holds(rel, size, digest)
-
-    def _holds(self, rel: str, size: int, digest: str) -> bool:
-        """Whether workspace file ``rel`` holds the ``size`` bytes kept under ``digest``."""
-        data = self._as_listed(rel, size)
-        return data is not None and _holds_bytes(data, digest)
+        try:
+            data = self.files.read_bytes(rel, size + 1, follow=False)
+        except OSError:
+            return False
+        return len(data) == size and _holds_bytes(data, digest)
 
     def kept_bytes(self, digest: str) -> bytes | None:
         """The kept bytes of ``digest``: our blob, or git's (None: git no longer has it)."""
@@ -978,16 +981,6 @@ class Checkpoints:
                 f"/undo: a folder on the way to {rel} is now a link (or leads outside the "
                 "workspace); not touched"
             ) from None
-
-    def _as_listed(self, path: Path | str, size: int) -> bytes | None:
-        """The bytes of workspace file ``path`` when it still holds the ``size`` its stat
-        gave; None when it cannot be read beneath the workspace (a link is not followed) or
-        has grown since (read no further: a sparse terabyte costs a block nothing)."""
-        try:
-            data = self.files.read_bytes(path, size + 1, follow=False)
-        except OSError:
-            return None
-        return data if len(data) == size else None
 
     def _put_back(self, rel: str, data: bytes, mode: int) -> None:
         """Write ``rel`` again beneath the workspace (a new, unique temp file renamed over it:

@@ -153,31 +153,24 @@ def builtin_tools(ctx: ToolContext) -> list[HostTool]:
         """
         return await run_test_suite(ctx, target, keyword=keyword, timeout=timeout)
 
-    functions = {
-        "cat": cat,
-        "grep": grep,
-        "patch": patch,
-        "ls": ls,
-        "shell": shell,
-        "shells": shells,
-        "run_tests": run_tests,
-    }
-    renders = Renders(ctx.workspace, functions)
     specs = (
-        ("cat", SymbolTag.OBSERVATION, "Read file", False),
-        ("grep", SymbolTag.OBSERVATION, "Search files", False),
-        ("patch", SymbolTag.MUTATION, "Edit file", True),
-        ("ls", SymbolTag.OBSERVATION, "List files", False),
-        ("shell", SymbolTag.MUTATION, "Run command", True),
-        ("shells", SymbolTag.OBSERVATION, "List commands", False),
-        ("run_tests", SymbolTag.VERIFICATION, "Run tests", True),
+        (cat, SymbolTag.OBSERVATION, "Read file", False),
+        (grep, SymbolTag.OBSERVATION, "Search files", False),
+        (patch, SymbolTag.MUTATION, "Edit file", True),
+        (ls, SymbolTag.OBSERVATION, "List files", False),
+        (shell, SymbolTag.MUTATION, "Run command", True),
+        (shells, SymbolTag.OBSERVATION, "List commands", False),
+        (run_tests, SymbolTag.VERIFICATION, "Run tests", True),
     )
+    renders = Renders(ctx.workspace, {fn.__name__: fn for fn, *_ in specs})
     return [
         HostTool(
-            name=name,
-            fn=functions[name],
+            name=fn.__name__,
+            fn=fn,
             tag=tag,
-            activity=Activity(label, render=renders.render(name, label), show_start=show_start),
+            activity=Activity(
+                label, render=renders.render(fn.__name__, label), show_start=show_start
+            ),
         )
-        for name, tag, label, show_start in specs
+        for fn, tag, label, show_start in specs
     ]

@@ -56,6 +56,15 @@ def test_a_copy_draft_is_approved_back_and_discarded_without_a_trace(
     assert not Path(other.root).exists()
 
 
+def test_sync_removes_from_the_draft_a_file_removed_live(folder: Path, drafts: Drafts) -> None:
+    draft = drafts.create(folder, "s1", "plain")
+    (folder / "run.sh").unlink()
+
+    assert drafts.sync(draft) == ["run.sh"]
+    assert not os.path.lexists(Path(draft.root) / "run.sh")
+    assert drafts.changed_files(draft) == []
+
+
 def test_approval_refuses_files_the_live_folder_changed_since(folder: Path, drafts: Drafts) -> None:
     draft = drafts.create(folder, "s1", "plain")
     (Path(draft.root) / "notes.md").write_text("the draft's\n")

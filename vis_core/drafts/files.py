@@ -186,11 +186,6 @@ def _unless_gone(exc: OSError) -> None:
         raise exc
 
 
-def remove_file(target: Path) -> None:
-    if target.is_symlink() or target.exists():
-        target.unlink()
-
-
 def content_id(source: Beneath, name: str, object_format: str = "sha1") -> str | None:
     """Git's blob id of file ``name`` beneath ``source`` (of the link's text for a link, never
     what a link leads to), read a piece at a time; ``None`` when absent or neither a file nor

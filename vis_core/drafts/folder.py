@@ -115,7 +115,7 @@ def sync(
     files, budget = Beneath(workspace), draft_files.Budget()
     for name in moved:
         if live.get(name) is None:
-            draft_files.remove_file(tree / name)
+            (tree / name).unlink(missing_ok=True)
         elif draft.get(name) != live.get(name):
             draft_files.clone_file(files, name, tree / name, budget=budget)
     updated = dict(base)

@@ -216,9 +216,6 @@ class NestedGits:
         }
 
     def _bare_in(self, parts: Parts, folder: _Folder) -> bool:
-        return may_be_shaped(folder.marks) and self._bare(parts)
-
-    def _bare(self, parts: Parts) -> bool:
-        """Whether folder ``parts`` is a bare repository now (its HEAD is read again: a
-        rewrite in place leaves the folder's state as it was)."""
-        return shape_at(self.root, parts).bare
+        """Whether ``folder`` (at ``parts``) is a bare repository now: its listing may be one,
+        and its HEAD is read again (a rewrite in place leaves the folder's state as it was)."""
+        return may_be_shaped(folder.marks) and shape_at(self.root, parts).bare

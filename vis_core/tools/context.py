@@ -150,7 +150,10 @@ class ToolContext:
         if not os.path.lexists(target):  # a name shown with \xNN for bytes that are not UTF-8
             target = Path(from_printable(str(target)))
         target = Path(os.path.normpath(target))
-        saved = self.saved_output(target, tool) if self.jail else None
+        # cat and ls read the session's saved outputs (the whole text a cut output's note
+        # names) beneath that folder, which the jail shows read-only to the block: so through
+        # no link (grep runs ripgrep, which would follow one)
+        saved = self._in_saved_outputs(target) if self.jail and tool in ("cat", "ls") else None
         if saved is not None:  # read beneath the outputs folder (:meth:`files`)
             target = saved
         elif self.jail and not self.inside(target):
@@ -180,13 +183,6 @@ class ToolContext:
                 "workspace, other agents' settings, Vis's own code, home's dot files); the "
                 "jail keeps it read-only. Ask the person to change it."
             )
-
-    def saved_output(self, target: Path, tool: str) -> Path | None:
-        """``target`` in the session's saved outputs (the whole text a cut output's note
-        names), when ``cat`` or ``ls`` asks for it; else None. The jail shows that folder
-        read-only to the block, and the two read beneath it, so through no link (``grep``
-        runs ripgrep, which would follow one)."""
-        return self._in_saved_outputs(target) if tool in ("cat", "ls") else None
 
     def _in_saved_outputs(self, target: Path) -> Path | None:
         """``target`` beneath the real folder of the session's saved outputs, if it is there."""

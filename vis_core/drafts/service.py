@@ -216,8 +216,7 @@ class Drafts:
                 tree, Path(draft.repo_root), draft.target_branch, draft.label, commit
             )
 
-        files = hooks.around(DraftOp.SYNC, args, run)
-        return files
+        return hooks.around(DraftOp.SYNC, args, run)
 
     def approve(
         self,
@@ -256,13 +255,9 @@ class Drafts:
         change = worktree.draft_change(top, draft.target_branch, draft.base, mine)
         guarded.refuse_repository(draft.label, change.files, self.landing_roots(draft))
         target = draft.target_branch or ""
-        args = {
-            **self._args(draft),
-            "branch": draft.branch,
-            "target_branch": target,
-            "files": change.files,
-            "message": message,
-        }
+        args = self._args(
+            draft, branch=draft.branch, target_branch=target, files=change.files, message=message
+        )
 
         def run() -> dict[str, Any]:
             landing_plan = landing.plan(top, target, change.head, change.tree, change.files)
@@ -292,13 +287,13 @@ class Drafts:
         """Copy the draft's changed files back into the workspace (no git)."""
         files = self.changed_files(draft)
         guarded.refuse_repository(draft.label, files, self.landing_roots(draft))
-        args = {
-            **self._args(draft),
-            "branch": draft.branch,
-            "target_branch": draft.target_branch,
-            "files": files,
-            "message": message,
-        }
+        args = self._args(
+            draft,
+            branch=draft.branch,
+            target_branch=draft.target_branch,
+            files=files,
+            message=message,
+        )
 
         def run() -> dict[str, Any]:
             base = folder.load_manifest(self._manifest(draft))
@@ -365,13 +360,15 @@ class Drafts:
         paths = VisPaths.from_env()
         return (self.data_dir, paths.config_dir, paths.log_dir)
 
-    def _args(self, draft: Draft) -> dict[str, Any]:
+    def _args(self, draft: Draft, **more: Any) -> dict[str, Any]:
+        """What the drafts' op hooks are given of ``draft``, and ``more`` after it."""
         return {
             "workspace_id": draft.id,
             "label": draft.label,
             "root": draft.root,
             "repo_root": draft.repo_root,
             "backend": str(draft.backend),
+            **more,
         }
 
     def _committer(self, hooks: DraftHooks, args: dict[str, Any], branch: str) -> worktree.Commit:

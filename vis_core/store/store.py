@@ -14,18 +14,13 @@ from typing import Any
 from vis_core.events import Event, StoredEvent, TurnStarted, stored_form
 from vis_core.paths import VisPaths
 from vis_core.store.attachments import AttachmentsMixin
-from vis_core.store.checkpoint import (
-    CHECKPOINT_EVERY_ROWS,
-    EXIT_LOG_BYTES,
-    WRITER_AUTOCHECKPOINT_PAGES,
-)
-from vis_core.store.database import Database, Migrations, StoreError
+from vis_core.store.database import Database, StoreError
 from vis_core.store.drafts import DraftsMixin
 from vis_core.store.extras import ExtrasMixin
 from vis_core.store.file_versions import FileVersionsMixin
 from vis_core.store.folds import FoldsMixin
 from vis_core.store.projection import project, project_many
-from vis_core.store.schema import MIGRATIONS, SESSION_EVENTS
+from vis_core.store.schema import SESSION_EVENTS
 from vis_core.store.search import SearchMixin
 from vis_core.store.sessions import SessionsMixin
 from vis_core.store.writer import StoreWriter
@@ -54,27 +49,11 @@ class Store(
     Either way the agent publishes an event once committed, so a crash cannot lose it.
     """
 
-    def __init__(
-        self,
-        path: Path | str | None = None,
-        *,
-        busy_timeout: float = 10.0,
-        migrations: Migrations = MIGRATIONS,
-        checkpoint_every_rows: int = CHECKPOINT_EVERY_ROWS,
-        autocheckpoint_pages: int = WRITER_AUTOCHECKPOINT_PAGES,
-        exit_log_bytes: int = EXIT_LOG_BYTES,
-    ) -> None:
-        """``migrations`` and the checkpoint figures are the schema's and checkpoint.py's;
-        tests pass others."""
+    def __init__(self, path: Path | str | None = None, **options: Any) -> None:
+        """``options``: :class:`Database`'s (its busy timeout, the schema's migrations and
+        checkpoint.py's figures by default; tests pass others)."""
         self.path = Path(path) if path is not None else VisPaths.from_env().db_file
-        self._db = Database(
-            self.path,
-            busy_timeout=busy_timeout,
-            migrations=migrations,
-            checkpoint_every_rows=checkpoint_every_rows,
-            autocheckpoint_pages=autocheckpoint_pages,
-            exit_log_bytes=exit_log_bytes,
-        )
+        self._db = Database(self.path, **options)
         self.redactor: EventRedactor | None = None
         # secrets out of free text saved outside events: titles, prompts, their search index
         self.text_redactor: Callable[[str], str] | None = None

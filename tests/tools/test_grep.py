@@ -115,6 +115,17 @@ async def test_versions_and_context_lines(ctx: ToolContext, workspace: Path, eng
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+async def test_a_page_starts_inside_one_file_and_ends_inside_the_next(
+    ctx: ToolContext, workspace: Path, engine: str
+) -> None:
+    (workspace / "a.txt").write_text("hit a1\nhit a2\nhit a3\n")
+    (workspace / "b.txt").write_text("hit b1\nhit b2\nhit b3\n")
+    out = await search(ctx, "hit", offset=2, limit=2, engine=engine)
+    assert out.splitlines()[:5] == ["a.txt @1", "3: hit a3", "", "b.txt @1", "1: hit b1"]
+    assert out.splitlines()[-1].startswith("Showing matches 3–4 of 6 matching lines in 2 files.")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 async def test_paging_note(ctx: ToolContext, workspace: Path, engine: str) -> None:
     (workspace / "many.txt").write_text("".join(f"hit {i}\n" for i in range(1, 251)))
     first = await search(ctx, "hit", engine=engine)

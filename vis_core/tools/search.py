@@ -425,13 +425,16 @@ async def lines_rg(
     return numbered
 
 
-def _page(ctx: ToolContext, counts: dict[str, int], offset: int, limit: int) -> list[str]:
-    """The files whose matches fall on the page from ``offset`` (``limit`` matches)."""
+def _page(
+    ctx: ToolContext, counts: dict[str, int], offset: int, limit: int
+) -> list[tuple[str, int]]:
+    """The files whose matches fall on the page from ``offset`` (``limit`` matches), in the
+    order shown, each with the number of matches in the files before it."""
     page, seen = [], 0
     for path in sorted(counts, key=lambda p: _rel(ctx, p)):
         n = counts[path]
         if seen + n > offset and seen < offset + limit:
-            page.append(path)
+            page.append((path, seen))
         seen += n
     return page
 
@@ -480,7 +483,6 @@ def render_page(
     """The model's view: grouped per file under ``path @version``, bounded, with a paging note;
     ``lines_of(path, data)`` gives the 0-based numbers of a file's matching lines. The folders
     of ``unlisted`` were not searched: a note at the end says so."""
-    ordered = sorted(counts, key=lambda p: _rel(ctx, p))
     total = sum(counts.values())
     left_out = _unlisted_note(unlisted)
     if total == 0:
@@ -499,24 +501,14 @@ def render_page(
         )
     blocks: list[str] = []
     hits: list[tuple[str, int, str]] = []
-    seen = 0
-    want_from, want_to = offset, offset + limit
-    for path in ordered:
-        n = counts[path]
-        if seen + n <= want_from:
-            seen += n
-            continue
-        if seen >= want_to:
-            break
+    for path, seen in _page(ctx, counts, offset, limit):
         data = _read(ctx, path)
         if data is None:
-            seen += n
             continue
         text = data.decode("utf-8", errors="replace")
         lines = split_lines(text)
         matched = [i for i in lines_of(path, data) if i < len(lines)]
-        take = matched[max(0, want_from - seen) : max(0, want_to - seen)]
-        seen += n
+        take = matched[max(0, offset - seen) : max(0, offset + limit - seen)]
         if not take:
             continue
         label = _rel(ctx, path)
@@ -538,7 +530,7 @@ def render_page(
         for i in take:
             hits.append((label, i + 1, strip_eol(lines[i])[:200]))
         blocks.append("\n".join(rows))
-    files = len(ordered)
+    files = len(counts)
     shown_to = offset + len(hits)
     summary = f"{plural(total, 'matching line')} in {plural(files, 'file')}."
     if offset or shown_to < total:
@@ -666,7 +658,7 @@ async def search(
 
     if rg and found is not None:  # ripgrep numbers the lines of the page too
         counts = await asyncio.to_thread(allowed, found)
-        wanted = _page(ctx, counts, offset, limit)
+        wanted = [path for path, _ in _page(ctx, counts, offset, limit)]
         numbered = await lines_rg(ctx, rg, wanted, spec, offset + limit) if wanted else {}
         if numbered is not None:
             return await asyncio.to_thread(render, counts, lambda p, _: numbered.get(p, []))

@@ -97,13 +97,9 @@ def _control(root: Path, found: list[Path], complete: bool, agents: list[Path]) 
     above = _enclosing(root)
     if above is not None:
         git_dirs += _git_dirs(above, root, existing)
+    existing.update(found)  # each .git entry, and each bare repository whole
     for entry in found:
-        if entry.name == ".git":
-            existing.add(entry)
-            git_dirs += _git_dirs(entry, root, existing)
-        else:  # a bare repository: the whole of it
-            existing.add(entry)
-            git_dirs.append((entry, entry))
+        git_dirs += _git_dirs(entry, root, existing) if entry.name == ".git" else [(entry, entry)]
     home = Path.home()
     shared = [_global_config(home), home / ".gitconfig", Path("/etc/gitconfig")]
     named: set[Path] = set()

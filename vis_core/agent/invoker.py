@@ -35,8 +35,9 @@ from vis_core.system.loops import end_tasks, keep, on_loop
 from vis_core.tools.registry import HostTool, ToolRegistry
 
 if TYPE_CHECKING:
+    import threading
+
     from vis_core.extension.runtime import Runtime
-    from vis_core.extension_host.loaded import ExtensionLock
     from vis_core.extension_host.session_workers import SessionWorkers
     from vis_core.extension_host.worker_channel import Channel as WorkerChannel
     from vis_core.extension_host.worker_client import SessionWorker
@@ -103,7 +104,7 @@ class ToolInvoker:
         workspace: Path,
         project_root: Path,
         channel: Channel = Channel.TUI,
-        locks: Callable[[str], ExtensionLock | None] = lambda owner: None,
+        locks: Callable[[str], threading.RLock | None] = lambda owner: None,
         prepare_arguments: Callable[[HostTool, tuple, dict], tuple[tuple, dict]] | None = None,
         runtime: Runtime | None = None,
         session: Callable[[], object | None] = lambda: None,
@@ -585,7 +586,7 @@ class ToolInvoker:
     def _in_worker(self, tool: HostTool) -> bool:
         return self._worker is not None and self._worker.runs(tool.owner)
 
-    def _refuse_waiting(self, tool: HostTool) -> ExtensionLock | None:
+    def _refuse_waiting(self, tool: HostTool) -> threading.RLock | None:
         """The extension's lock; refuse the call while its extension waits on this session."""
         lock = self._locks(tool.owner)
         if lock is not None:  # its extension may hold the lock while it waits on this session

@@ -24,29 +24,6 @@ if TYPE_CHECKING:
 R = TypeVar("R")
 
 
-class ExtensionLock:
-    """Serializes the calls into one extension (re-entrant: a call may call into its own
-    extension)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._owner: int | None = None
-        self._depth = 0
-
-    def __enter__(self) -> None:
-        me = threading.get_ident()
-        if self._owner != me:
-            self._lock.acquire()
-            self._owner = me
-        self._depth += 1
-
-    def __exit__(self, *_: object) -> None:
-        self._depth -= 1
-        if not self._depth:
-            self._owner = None
-            self._lock.release()
-
-
 @dataclass(frozen=True, eq=False)
 class LoadedExtension:
     """One discovered extension; ``lock`` serializes every call Vis makes into it.
@@ -66,7 +43,8 @@ class LoadedExtension:
     tools: tuple[HostTool, ...] = ()
     overridden_by: Path | None = None
     candidate: Candidate | None = None  # its entry file, for the session worker to load it
-    lock: ExtensionLock = field(default_factory=ExtensionLock, repr=False)
+    # re-entrant: a call may call into its own extension
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     @property
     def alias(self) -> str | None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 from typing import Any
 
 from vis_core.extension_host.environment import extension_environment
-from vis_core.extension_host.loaded import ExtensionLock, LoadedExtension, LoadedExtensions
+from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.model.extensions import ExtensionSource, ExtensionStatus
 from vis_core.settings.service import SettingsService
 from vis_core.settings.storage import disabled_extensions
@@ -35,7 +36,7 @@ class ExtensionCatalog:
             for command in ext.declaration.slash_commands
         ]
 
-    def lock(self, owner: str) -> ExtensionLock | None:
+    def lock(self, owner: str) -> threading.RLock | None:
         ext = self.loaded.get(owner)
         return None if ext is None else ext.lock
 

@@ -8,7 +8,7 @@ import logging
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from vis_core.extension.declarations import Extension, copy_environment
 from vis_core.extension.settings_decl import CORE_OWNER
@@ -101,21 +101,72 @@ def _run(candidate: Candidate, screened: Screened | None, known: str | None = No
     return draft
 
 
+class _Claim(NamedTuple):
+    """Something one extension alone may hold: ``key``; ``reserved``: why Vis holds it
+    already (None: free); a holder's conflict is said as ``f"{head} {holder}{tail}"``."""
+
+    key: tuple[str, str]
+    reserved: str | None
+    head: str
+    tail: str
+
+
+def _claims(draft: _Draft) -> list[_Claim]:
+    """What ``draft`` holds, in the order its conflicts are checked: its setting ids, alias,
+    tools' top-level names in the sandbox and slash commands."""
+    declaration = draft.declaration
+    assert declaration is not None
+    claims: list[_Claim] = []
+    again = "; choose another id for this extension's setting"
+    for setting in declaration.settings:
+        head = f"setting id {setting.id!r} is already declared by"
+        core = f"{head} {CORE_OWNER}{again}" if setting.id in CORE_SETTING_IDS else None
+        claims.append(_Claim(("setting", setting.id), core, head, again))
+    alias = declaration.alias
+    if alias is not None:
+        head = f"alias {alias!r} is already used by"
+        claims.append(_Claim(("alias", alias), None, head, "; choose another"))
+    again = "; give the symbol another name (vis.Symbol(fn, name=...))"
+    for tool in draft.tools:
+        root = tool.name.split(".", 1)[0]
+        taken = reserved_as(root)
+        shadows = f"tool name {tool.name!r} would shadow {taken} in every block{again}"
+        head = f"tool name {tool.name!r} is already exported by"
+        claims.append(_Claim(("name", root), None if taken is None else shadows, head, again))
+    again = "; give the command another name"
+    for command in declaration.slash_commands:
+        head = f"slash command /{command.name}"
+        builtin = f"{head} is a built-in command of Vis{again}"
+        reserved = builtin if command.name in BUILTIN_COMMANDS else None
+        head += " is already declared by"
+        claims.append(_Claim(("command", command.name), reserved, head, again))
+    return claims
+
+
+def _conflict(
+    claims: list[_Claim], previous: _Draft | None, owners: dict[tuple[str, str], _Draft]
+) -> str | None:
+    """Why ``claims`` cannot be held: the first that Vis holds, or another extension than
+    ``previous`` (the one they override, whose claims pass on)."""
+    for claim in claims:
+        if claim.reserved is not None:
+            return claim.reserved
+        holder = owners.get(claim.key)
+        if holder is not None and holder is not previous:
+            return f"{claim.head} {holder.describe()}{claim.tail}"
+    return None
+
+
 def _resolve(drafts: list[_Draft], disabled: Collection[str], held: Collection[str] = ()) -> None:
     """Overrides by name, then unique setting ids, aliases, tool names and slash commands:
     the extensions named in ``held`` (loaded before a reload) claim theirs first, then the
     others, each in load order; a later conflicting one fails, naming the holder."""
     effective: dict[str, _Draft] = {}
-    setting_owner: dict[str, _Draft | None] = {sid: None for sid in CORE_SETTING_IDS}
-    alias_owner: dict[str, _Draft] = {}
-    name_owner: dict[str, _Draft] = {}
-    command_owner: dict[str, _Draft] = {}
+    owners: dict[tuple[str, str], _Draft] = {}  # each claim's holder
     # stable: same-named drafts keep their load order, which decides their overrides
     for draft in sorted(drafts, key=lambda d: d.name not in held):
         if draft.status is not ExtensionStatus.LOADED:
             continue
-        declaration = draft.declaration
-        assert declaration is not None
         if draft.name in disabled:
             draft.status = ExtensionStatus.DISABLED
             continue
@@ -126,51 +177,18 @@ def _resolve(drafts: list[_Draft], disabled: Collection[str], held: Collection[s
                 "rename one of them"
             )
             continue
-        problem = None
-        for setting in declaration.settings:
-            if setting.id not in setting_owner:
-                continue
-            owner = setting_owner[setting.id]
-            if owner is previous and owner is not None:
-                continue
-            who = CORE_OWNER if owner is None else owner.describe()
-            problem = (
-                f"setting id {setting.id!r} is already declared by {who}; "
-                "choose another id for this extension's setting"
-            )
-            break
-        alias = declaration.alias
-        if problem is None and alias is not None:
-            holder = alias_owner.get(alias)
-            if holder is not None and holder is not previous:
-                problem = f"alias {alias!r} is already used by {holder.describe()}; choose another"
-        if problem is None:
-            problem = _name_conflict(draft, previous, name_owner)
-        if problem is None:
-            problem = _command_conflict(declaration, previous, command_owner)
+        claims = _claims(draft)
+        problem = _conflict(claims, previous, owners)
         if problem is not None:
-            draft.fail(problem + _unguarded(declaration))
+            assert draft.declaration is not None
+            draft.fail(problem + _unguarded(draft.declaration))
             continue
         if previous is not None:
             previous.status = ExtensionStatus.OVERRIDDEN
             previous.overridden_by = draft.candidate.path
-            assert previous.declaration is not None
-            for setting in previous.declaration.settings:
-                setting_owner.pop(setting.id, None)
-            if previous.declaration.alias is not None:
-                alias_owner.pop(previous.declaration.alias, None)
-            for root in _roots(previous):
-                name_owner.pop(root, None)
-            for command in previous.declaration.slash_commands:
-                command_owner.pop(command.name, None)
-        for setting in declaration.settings:
-            setting_owner[setting.id] = draft
-        if alias is not None:
-            alias_owner[alias] = draft
-        for root in _roots(draft):
-            name_owner[root] = draft
-        for command in declaration.slash_commands:
-            command_owner[command.name] = draft
+            for claim in _claims(previous):
+                owners.pop(claim.key, None)
+        owners.update((claim.key, draft) for claim in claims)
         effective[draft.name] = draft
 
 
@@ -184,48 +202,6 @@ def _unguarded(declaration: Extension) -> str:
 def _roots(draft: _Draft) -> list[str]:
     """The top-level names an extension's tools take in the sandbox (``greet`` of greet.hello)."""
     return list(dict.fromkeys(tool.name.split(".", 1)[0] for tool in draft.tools))
-
-
-def _name_conflict(
-    draft: _Draft, previous: _Draft | None, name_owner: dict[str, _Draft]
-) -> str | None:
-    """Why ``draft``'s tool names cannot load: a name the sandbox already has (a built-in of
-    Vis or of Python, a sandbox global) or another extension's."""
-    for tool in draft.tools:
-        root = tool.name.split(".", 1)[0]
-        taken = reserved_as(root)
-        if taken is not None:
-            return (
-                f"tool name {tool.name!r} would shadow {taken} in every block; "
-                "give the symbol another name (vis.Symbol(fn, name=...))"
-            )
-        holder = name_owner.get(root)
-        if holder is not None and holder is not previous:
-            return (
-                f"tool name {tool.name!r} is already exported by {holder.describe()}; "
-                "give the symbol another name (vis.Symbol(fn, name=...))"
-            )
-    return None
-
-
-def _command_conflict(
-    declaration: Extension, previous: _Draft | None, command_owner: dict[str, _Draft]
-) -> str | None:
-    """Why ``declaration``'s slash commands cannot load: a built-in's name or another
-    extension's (one of them would never run)."""
-    for command in declaration.slash_commands:
-        if command.name in BUILTIN_COMMANDS:
-            return (
-                f"slash command /{command.name} is a built-in command of Vis; "
-                "give the command another name"
-            )
-        holder = command_owner.get(command.name)
-        if holder is not None and holder is not previous:
-            return (
-                f"slash command /{command.name} is already declared by {holder.describe()}; "
-                "give the command another name"
-            )
-    return None
 
 
 def _second_names(drafts: list[_Draft]) -> None:

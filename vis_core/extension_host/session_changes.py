@@ -1,26 +1,20 @@
-"""``Session.fork``, ``Session.set_model``, ``Session.publish`` and ``vis.sessions.models()``
-(the changes served on the host's loop)."""
+"""What ``Session``'s changes share (the rule of a change, a stored session's fork and its
+events renamed) and ``vis.sessions.models()``."""
 
 from __future__ import annotations
 
-import asyncio
 import json
+import uuid
 from concurrent.futures import Future
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from vis_core.extension_host.gateway import (
-    GatewayCode,
-    GatewayError,
-    require_change,
-    shown_change,
-)
-from vis_core.model.notify import NotifyKind
+from vis_core.extension_host.gateway import GatewayCode, GatewayError, require_change
 from vis_core.model.turn import TurnStatus
-from vis_core.store.session_data import FORK_POINT_STATE, ORIGIN_STATE
-from vis_core.tools.display import plural
+from vis_core.store.session_data import FORK_POINT_STATE
 
 if TYPE_CHECKING:
+    from vis_core.events import Event
     from vis_core.extension.context import CallContext
     from vis_core.extension_host.host_port import HostPort
     from vis_core.model.sessions import SessionRow, TurnRow
@@ -84,7 +78,6 @@ def _fork(
     store: Store, source_id: str, turn: int | str | None, what: str, settings_of: str | None
 ) -> SessionRow:
     from vis_core.events import SessionCreated, TurnEnded, TurnStarted
-    from vis_core.extension_host.sessions_api import _renamed
 
     source = store.get_session(source_id)
     if source is None:
@@ -109,7 +102,7 @@ def _fork(
         forked_from=source.id,
     )
     store.append(SessionCreated(row.id, title=title, workspace=bounds.workspace, group=row.group))
-    store.append_many(_renamed(copied, row.id))
+    store.append_many(renamed(copied, row.id))
     # its settings too: a jail turned on for that session alone stays on in the fork
     store.copy_session_overrides(bounds.id, row.id)
     store.copy_file_versions(source.id, row.id)  # the copied reads name them
@@ -119,60 +112,39 @@ def _fork(
     return fresh
 
 
-async def fork(handle: Any, turn: int | str | None = None) -> Any:
-    """See :meth:`Session.fork`."""
-    what = "Session.fork()"
-    call, host = check_change(handle, what)
-    async with shown_change(call, "Session.fork", "Forked session") as shown:
-        row = await asyncio.wrap_future(fork_stored(host.store, handle.id, turn, what))
-        host.store.state_set(ORIGIN_STATE, row.id, call.owner)
-        shown.summary = f"{handle.id[:8]} → {row.id[:8]} · {plural(row.turn_count, 'turn')}"
-    from vis_core.extension_host.sessions_api import Session
+def renamed(events: list[dict[str, Any]], session_id: str) -> list[Event]:
+    """The snapshot's events for a new session: every turn, iteration, fold and activity id
+    renewed."""
+    from vis_core.events import SessionCreated, event_from_dict
 
-    return Session(host, row.id, call.owner)
+    fresh: dict[str, str] = {}
 
+    def renew(value: Any) -> Any:
+        if not isinstance(value, str) or not value:
+            return value
+        if value not in fresh:
+            fresh[value] = (
+                f"call_{uuid.uuid4().hex[:24]}" if value.startswith("call_") else uuid.uuid4().hex
+            )
+        return fresh[value]
 
-async def set_model(handle: Any, model: str) -> None:
-    """See :meth:`Session.set_model`."""
-    from vis_core.providers.base import ModelChoice
-
-    what = "Session.set_model()"
-    if not isinstance(model, str):
-        raise TypeError(f"{what}: model must be text like 'anthropic/claude-sonnet-4-6'")
-    choice = ModelChoice.parse(model.strip())
-    call, host = check_change(handle, what)
-    async with shown_change(call, "Session.set_model", "Changed model") as shown:
-        chosen = host.session_model(choice, session_id=handle.id)
-        if chosen.provider is None:
-            raise ValueError(f"{what}: cannot use {chosen.label}: {chosen.problem}")
-        await host.save_model(handle.id, chosen.label)
-        agent = host.live_session(handle.id)
-        if agent is not None:
-            await agent.switch_model(chosen)
-        shown.summary = f"{handle.id[:8]} · {chosen.label}"
-
-
-async def publish(handle: Any, text: str, kind: str = "info") -> None:
-    """See :meth:`Session.publish`."""
-    from vis_core.events import Notification
-
-    what = "Session.publish()"
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"{what}: the text must be nonblank")
-    try:
-        notify_kind = NotifyKind(kind)
-    except ValueError:
-        kinds = ", ".join(k.value for k in NotifyKind)
-        raise ValueError(f"{what}: kind must be one of {kinds}, not {kind!r}") from None
-    call, host = check_change(handle, what)
-    event = Notification(handle.id, text=text, kind=notify_kind)
-    async with shown_change(call, "Session.publish", "Published to session") as shown:
-        agent = host.live_session(handle.id)
-        if agent is not None:
-            await agent.emit(event)  # saved, then shown where the session is open
-        else:
-            host.store.append(event)
-        shown.summary = f"{handle.id[:8]} · {text}"
+    out: list[Event] = []
+    for raw in events:
+        if raw.get("type") == SessionCreated.__name__:
+            continue
+        item = dict(raw)
+        item["session_id"] = session_id
+        for name in ("turn_id", "iteration_id", "fold_id"):
+            if name in item:
+                item[name] = renew(item[name])
+        activity = item.get("activity")
+        if isinstance(activity, dict):
+            activity = dict(activity, session_id=session_id, id=renew(activity.get("id")))
+            for name in ("turn_id", "iteration_id"):
+                activity[name] = renew(activity.get(name))
+            item["activity"] = activity
+        out.append(event_from_dict(item))
+    return out
 
 
 def models(host: HostPort) -> list[dict[str, Any]]:

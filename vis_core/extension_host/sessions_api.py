@@ -7,26 +7,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vis_core.extension.context import current_call
 from vis_core.extension.place import require_trusted
-from vis_core.extension_host import session_changes
 from vis_core.extension_host.gateway import (
     GatewayCode,
     GatewayError,
     require_change,
     shown_change,
 )
+from vis_core.extension_host.session_changes import check_change, fork_stored, models, renamed
+from vis_core.model.notify import NotifyKind
 from vis_core.store.session_data import ORIGIN_STATE, resolve_any, search_rows, session_data
 from vis_core.store.stored_session import SNAPSHOT_FORMAT, snapshot
 from vis_core.tools.display import plural
 
 if TYPE_CHECKING:
-    from vis_core.events import Event, TurnEnded
+    from vis_core.events import TurnEnded
     from vis_core.extension_host.host_port import HostPort, OpenSession
     from vis_core.model.sessions import SessionRow
     from vis_core.store import Store
@@ -174,7 +174,7 @@ class Session:
 
     def _check_drive(self, what: str) -> None:
         if current_call() is not None:  # a callback: the rules of every change
-            session_changes.check_change(self, what)
+            check_change(self, what)
         elif self._owner is None or self.origin != self._owner:  # a thread: its own sessions
             raise GatewayError(
                 GatewayCode.FORBIDDEN_ROUTE,
@@ -209,19 +209,58 @@ class Session:
         turn began (a ``/compact``'s fold, a draft left), with new ids; ``forked_from``
         records the source, and your extension is its origin. Folds made by then are copied
         too. The sandbox's variables are not: the fork's sandbox starts empty."""
-        return await session_changes.fork(self, turn)
+        what = "Session.fork()"
+        call, host = check_change(self, what)
+        async with shown_change(call, "Session.fork", "Forked session") as shown:
+            row = await asyncio.wrap_future(fork_stored(host.store, self.id, turn, what))
+            host.store.state_set(ORIGIN_STATE, row.id, call.owner)
+            shown.summary = f"{self.id[:8]} → {row.id[:8]} · {plural(row.turn_count, 'turn')}"
+        return Session(host, row.id, call.owner)
 
     async def set_model(self, model: str) -> None:
         """Use ``provider/model`` in this session from its next request (saved as the
         session's ``model`` setting, so reopening keeps it). A model Vis cannot use (unknown
         provider, missing key) raises ValueError and changes nothing."""
-        await session_changes.set_model(self, model)
+        from vis_core.providers.base import ModelChoice
+
+        what = "Session.set_model()"
+        if not isinstance(model, str):
+            raise TypeError(f"{what}: model must be text like 'anthropic/claude-sonnet-4-6'")
+        choice = ModelChoice.parse(model.strip())
+        call, host = check_change(self, what)
+        async with shown_change(call, "Session.set_model", "Changed model") as shown:
+            chosen = host.session_model(choice, session_id=self.id)
+            if chosen.provider is None:
+                raise ValueError(f"{what}: cannot use {chosen.label}: {chosen.problem}")
+            await host.save_model(self.id, chosen.label)
+            agent = host.live_session(self.id)
+            if agent is not None:
+                await agent.switch_model(chosen)
+            shown.summary = f"{self.id[:8]} · {chosen.label}"
 
     async def publish(self, text: str, kind: str = "info") -> None:
         """Post ``text`` into this session for the person following it (a notification of
         ``kind`` info, success, warn or error, saved with the session). The model does not
         read it."""
-        await session_changes.publish(self, text, kind)
+        from vis_core.events import Notification
+
+        what = "Session.publish()"
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"{what}: the text must be nonblank")
+        try:
+            notify_kind = NotifyKind(kind)
+        except ValueError:
+            kinds = ", ".join(k.value for k in NotifyKind)
+            raise ValueError(f"{what}: kind must be one of {kinds}, not {kind!r}") from None
+        call, host = check_change(self, what)
+        event = Notification(self.id, text=text, kind=notify_kind)
+        async with shown_change(call, "Session.publish", "Published to session") as shown:
+            agent = host.live_session(self.id)
+            if agent is not None:
+                await agent.emit(event)  # saved, then shown where the session is open
+            else:
+                host.store.append(event)
+            shown.summary = f"{self.id[:8]} · {text}"
 
 
 async def _agent(host: HostPort, session_id: str) -> OpenSession:
@@ -250,7 +289,7 @@ class Sessions:
         (``provider/model``), ``provider``, ``model``, ``input_limit`` (None when unknown),
         ``auto_compress_above``, ``input_price``, ``output_price``, ``cache_read_price``,
         ``cache_write_price`` and ``current`` (the bound session's model)."""
-        return session_changes.models(self._host)
+        return models(self._host)
 
     def list(self, search: str | None = None) -> list[dict[str, Any]]:
         """The sessions of the first page, newest first, or the ranked matches of ``search``."""
@@ -320,7 +359,7 @@ class Sessions:
                 title=str(source.get("title") or ""),
                 group=group_id if group_id is not None else source.get("group"),
             )
-            events = _renamed(data.get("events") or [], row.id)
+            events = renamed(data.get("events") or [], row.id)
             host.store.append_many(events)
             host.store.state_set(ORIGIN_STATE, row.id, call.owner)
             if key is not None:
@@ -331,41 +370,6 @@ class Sessions:
             row, count = await asyncio.to_thread(stored)  # a snapshot may hold many events
             shown.summary = f"{row.title or 'untitled'} · {row.id[:8]} · {plural(count, 'event')}"
         return Session(host, row.id, call.owner)
-
-
-def _renamed(events: list[dict[str, Any]], session_id: str) -> list[Event]:
-    """The snapshot's events for a new session: every turn, iteration, fold and activity id
-    renewed."""
-    from vis_core.events import SessionCreated, event_from_dict
-
-    fresh: dict[str, str] = {}
-
-    def renew(value: Any) -> Any:
-        if not isinstance(value, str) or not value:
-            return value
-        if value not in fresh:
-            fresh[value] = (
-                f"call_{uuid.uuid4().hex[:24]}" if value.startswith("call_") else uuid.uuid4().hex
-            )
-        return fresh[value]
-
-    out: list[Event] = []
-    for raw in events:
-        if raw.get("type") == SessionCreated.__name__:
-            continue
-        item = dict(raw)
-        item["session_id"] = session_id
-        for name in ("turn_id", "iteration_id", "fold_id"):
-            if name in item:
-                item[name] = renew(item[name])
-        activity = item.get("activity")
-        if isinstance(activity, dict):
-            activity = dict(activity, session_id=session_id, id=renew(activity.get("id")))
-            for name in ("turn_id", "iteration_id"):
-                activity[name] = renew(activity.get(name))
-            item["activity"] = activity
-        out.append(event_from_dict(item))
-    return out
 
 
 def _check_root(host: HostPort, root: str | os.PathLike[str] | None) -> None:

@@ -105,16 +105,6 @@ def stored(row: Any) -> Stored:
     )
 
 
-def find(host: HostPort, session_id: str, key: str, version: int | None) -> Stored | None:
-    row = host.store.get_attachment(session_id, key, version)
-    return None if row is None else stored(row)
-
-
-def listed(host: HostPort, session_id: str, filename: str | None) -> list[dict[str, Any]]:
-    rows = host.store.list_attachments(session_id, filename)
-    return [stored(row).descriptor() for row in rows]
-
-
 def load_shown_image(store: Any, session_id: str, attachment_id: str) -> ImagePart | None:
     """The stored image ``attachment_id`` of the session as the model receives it, or None
     when its row or bytes are gone (a deleted session folder, say)."""

@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vis_core.events import Notification
+from vis_core.extension.attachments import check_shown, missing
 from vis_core.extension.context import current_call
-from vis_core.extension_host import tool_calls
+from vis_core.extension.place import require_trusted
+from vis_core.extension_host import attachments, tool_calls
 from vis_core.extension_host.store_runtime import StoreRuntime
 from vis_core.model.notify import NotifyKind
 from vis_core.system.loops import end_tasks, keep
@@ -212,8 +214,6 @@ class HostRuntime(StoreRuntime):
         return Session(self.host, call.session_id, call.owner)
 
     def council(self) -> Any:
-        from vis_core.extension.place import require_trusted
-
         require_trusted("vis.council")
         call = current_call()
         if call is None or call.session_id is None:
@@ -230,8 +230,6 @@ class HostRuntime(StoreRuntime):
         commentable: bool,
         label: str,
     ) -> dict[str, Any]:
-        from vis_core.extension_host import attachments
-
         args = (data, filename, media_type, audience, commentable, label)
         bound = attachments.block_call("vis.attach()")
         if bound is None:
@@ -250,8 +248,6 @@ class HostRuntime(StoreRuntime):
         label: str,
     ) -> dict[str, Any]:
         """:meth:`attachment_add` of an extension's call, shown as an Activity (on the loop)."""
-        from vis_core.extension_host import attachments
-
         args = (data, filename, media_type, audience, commentable, label)
         bound = attachments.block_call("vis.attach()")
         if bound is None or bound[0].owner == "vis":
@@ -260,29 +256,22 @@ class HostRuntime(StoreRuntime):
         return await attachments.add_shown(bound[0], filename, label, adding)
 
     def attachment_list(self, filename: str | None) -> list[dict[str, Any]]:
-        from vis_core.extension_host import attachments
-
         bound = attachments.block_call("vis.list_attachments()")
         if bound is None:
             return super().attachment_list(filename)
-        return attachments.listed(self.host, bound[1], filename)
+        rows = self.host.store.list_attachments(bound[1], filename)
+        return [attachments.stored(row).descriptor() for row in rows]
 
     def attachment_find(self, key: str, version: int | None, what: str) -> Stored:
-        from vis_core.extension.attachments import missing
-        from vis_core.extension_host import attachments
-
         bound = attachments.block_call(what)
         if bound is None:
             return super().attachment_find(key, version, what)
-        found = attachments.find(self.host, bound[1], key, version)
-        if found is None:
+        row = self.host.store.get_attachment(bound[1], key, version)
+        if row is None:
             raise missing(key, version, what)
-        return found
+        return attachments.stored(row)
 
     def attachment_show(self, key: str, version: int | None) -> dict[str, Any]:
-        from vis_core.extension.attachments import check_shown
-        from vis_core.extension_host import attachments
-
         bound = attachments.block_call("vis.show_attachment()")
         if bound is None:
             return super().attachment_show(key, version)

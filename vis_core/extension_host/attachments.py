@@ -13,16 +13,26 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vis_core.extension.attachments import Stored, attach, kind_of
+from vis_core.extension.attachments import (
+    Stored,
+    attach,
+    get_attachment,
+    kind_of,
+    list_attachments,
+    read_attachment,
+    show_attachment,
+)
 from vis_core.extension.context import CallContext, current_call
 from vis_core.extension_host.gateway import shown_change
+from vis_core.model.activity import Activity, ActivityFile, ActivityImage, SymbolTag
+from vis_core.model.attachments import AttachmentKind
 from vis_core.model.conversation import ImagePart
 from vis_core.paths import VisPaths, write_private
+from vis_core.tools.registry import HostTool
 
 if TYPE_CHECKING:
     from vis_core.extension_host.host_port import HostPort
     from vis_core.tools.context import ToolContext
-    from vis_core.tools.registry import HostTool
 
 
 def block_call(what: str) -> tuple[CallContext, str] | None:
@@ -77,9 +87,6 @@ async def add_shown(
     """``adding``, :func:`add` for an extension's call (in a thread, awaited on the host's
     loop), shown as an Activity of its own, openable in the transcript (the model's own
     ``attach()`` is an Activity already)."""
-    from vis_core.model.activity import ActivityFile, ActivityImage
-    from vis_core.model.attachments import AttachmentKind
-
     async with shown_change(call, "attach", "Attach file") as shown:
         descriptor = await asyncio.to_thread(adding)
         block = ActivityImage if descriptor["kind"] == AttachmentKind.IMAGE else ActivityFile
@@ -145,15 +152,6 @@ def attachment_tools(files: ToolContext) -> list[HostTool]:
     """The sandbox functions ``attach``, ``list_attachments``, ``get_attachment``,
     ``read_attachment`` and ``show_attachment`` as host tools (``attach`` reading paths
     through ``files``, the session's tool context)."""
-    from vis_core.extension.attachments import (
-        get_attachment,
-        list_attachments,
-        read_attachment,
-        show_attachment,
-    )
-    from vis_core.model.activity import Activity, SymbolTag
-    from vis_core.tools.registry import HostTool
-
     return [
         HostTool("attach", model_attach(files), SymbolTag.MUTATION, Activity("Attach file")),
         HostTool(

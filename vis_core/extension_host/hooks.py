@@ -17,6 +17,8 @@ from vis_core.extension.hooks import (
     OperationBlocked,
     Repair,
 )
+from vis_core.extension.logs import write_log
+from vis_core.extension_host.tool_calls import waiting_owners
 from vis_core.ipc.kinds import TargetKind
 from vis_core.system.loops import run_on_loop
 
@@ -107,8 +109,6 @@ class OpHooks:
     async def _call(self, ext: LoadedExtension, hook: OpHook, payload: dict[str, Any]) -> Any:
         """Run ``hook`` of ``ext`` in the session's extension worker, awaited on the loop:
         the host runs no extension code, and an async hook is awaited on the worker's loop."""
-        from vis_core.extension_host.tool_calls import waiting_owners
-
         waiting = waiting_owners()  # read before the hook's own context replaces the call's
         if not self._worker.runs(ext.name) or ext.declaration is None:
             raise LookupError(f"extension {ext.name!r} has no worker to run its op hook in")
@@ -132,8 +132,6 @@ class OpHooks:
         return run_on_loop(self._worker.loop, coro)
 
     def _failed(self, ext: LoadedExtension, op: str, phase: str) -> None:
-        from vis_core.extension.logs import write_log
-
         log.debug("%s hook of extension %r for %s failed", phase, ext.name, op, exc_info=True)
         write_log(
             "error",

@@ -9,13 +9,16 @@ from concurrent.futures import Future
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from vis_core.events import Event, SessionCreated, TurnEnded, TurnStarted, event_from_dict
+from vis_core.extension.context import CallContext, current_call
+from vis_core.extension.place import require_trusted
 from vis_core.extension_host.gateway import GatewayCode, GatewayError, require_change
 from vis_core.model.turn import TurnStatus
+from vis_core.providers.limits import soft_budget
+from vis_core.providers.models import KNOWN_MODELS, is_known_model, lookup_model
 from vis_core.store.session_data import FORK_POINT_STATE
 
 if TYPE_CHECKING:
-    from vis_core.events import Event
-    from vis_core.extension.context import CallContext
     from vis_core.extension_host.host_port import HostPort
     from vis_core.model.sessions import SessionRow, TurnRow
     from vis_core.store import Store
@@ -77,8 +80,6 @@ def fork_stored(
 def _fork(
     store: Store, source_id: str, turn: int | str | None, what: str, settings_of: str | None
 ) -> SessionRow:
-    from vis_core.events import SessionCreated, TurnEnded, TurnStarted
-
     source = store.get_session(source_id)
     if source is None:
         raise LookupError(f"{what}: there is no session {source_id!r}")
@@ -115,8 +116,6 @@ def _fork(
 def renamed(events: list[dict[str, Any]], session_id: str) -> list[Event]:
     """The snapshot's events for a new session: every turn, iteration, fold and activity id
     renewed."""
-    from vis_core.events import SessionCreated, event_from_dict
-
     fresh: dict[str, str] = {}
 
     def renew(value: Any) -> Any:
@@ -149,11 +148,6 @@ def renamed(events: list[dict[str, Any]], session_id: str) -> list[Event]:
 
 def models(host: HostPort) -> list[dict[str, Any]]:
     """See :meth:`Sessions.models`."""
-    from vis_core.extension.context import current_call
-    from vis_core.extension.place import require_trusted
-    from vis_core.providers.limits import soft_budget
-    from vis_core.providers.models import KNOWN_MODELS, lookup_model
-
     require_trusted("vis.sessions.models()")
     call = current_call()
     current = None
@@ -176,8 +170,6 @@ def models(host: HostPort) -> list[dict[str, Any]]:
             info = lookup_model(name, overrides if isinstance(overrides, dict) else None)
         except ValueError:
             continue  # a bad [models] table: doctor and the provider explain it
-        from vis_core.providers.models import is_known_model
-
         known = is_known_model(name) or bool((overrides or {}).get("input_limit"))
         limit = info.input_limit if known else None
         rows.append(

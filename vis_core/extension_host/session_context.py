@@ -7,11 +7,14 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from vis_core.extension.context import CallContext
+from vis_core.extension_host.callbacks import Callback, run_callbacks
+from vis_core.extension_host.prompts import active_among
+from vis_core.extension_host.state_ctx import StateHolds, answered_without_worker
+from vis_core.ipc.kinds import CallbackKind
 
 if TYPE_CHECKING:
     from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
     from vis_core.extension_host.session_workers import SessionWorkers
-    from vis_core.extension_host.state_ctx import StateHolds
 
 log = logging.getLogger(__name__)
 
@@ -107,11 +110,6 @@ async def collect_context(
     With ``worker`` (the session's extension worker) the activations, then the ctx
     callbacks, run there, each batch at once. With ``state_holds`` (what the session's store
     holds), a state-only ``ctx`` whose key holds nothing gives its answer without running."""
-    from vis_core.extension_host.callbacks import Callback, run_callbacks
-    from vis_core.extension_host.prompts import active_among
-    from vis_core.extension_host.state_ctx import answered_without_worker
-    from vis_core.ipc.kinds import CallbackKind
-
     merged: dict[str, Any] = {}
     if loaded is None:
         return merged

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vis_core.events import Notification
 from vis_core.extension.context import current_call
 from vis_core.extension.place import require_trusted
 from vis_core.extension_host.gateway import (
@@ -20,7 +21,9 @@ from vis_core.extension_host.gateway import (
     shown_change,
 )
 from vis_core.extension_host.session_changes import check_change, fork_stored, models, renamed
+from vis_core.extension_host.tool_calls import waiting_owners
 from vis_core.model.notify import NotifyKind
+from vis_core.providers.base import ModelChoice
 from vis_core.store.session_data import ORIGIN_STATE, resolve_any, search_rows, session_data
 from vis_core.store.stored_session import SNAPSHOT_FORMAT, snapshot
 from vis_core.tools.display import plural
@@ -113,8 +116,6 @@ class Turn:
 def _parked(host: HostPort, session_id: str) -> Iterator[None]:
     """Mark the calling extension (and those waiting on it) as waiting on ``session_id``'s turn:
     that session's calls into them are refused meanwhile (they would never return)."""
-    from vis_core.extension_host.tool_calls import waiting_owners
-
     call = current_call()
     if call is None or call.owner == "vis":
         yield
@@ -221,8 +222,6 @@ class Session:
         """Use ``provider/model`` in this session from its next request (saved as the
         session's ``model`` setting, so reopening keeps it). A model Vis cannot use (unknown
         provider, missing key) raises ValueError and changes nothing."""
-        from vis_core.providers.base import ModelChoice
-
         what = "Session.set_model()"
         if not isinstance(model, str):
             raise TypeError(f"{what}: model must be text like 'anthropic/claude-sonnet-4-6'")
@@ -242,8 +241,6 @@ class Session:
         """Post ``text`` into this session for the person following it (a notification of
         ``kind`` info, success, warn or error, saved with the session). The model does not
         read it."""
-        from vis_core.events import Notification
-
         what = "Session.publish()"
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"{what}: the text must be nonblank")
@@ -388,8 +385,6 @@ def _model(
 ) -> Any:
     if provider is None and model is None and script is None:
         return None
-    from vis_core.providers.base import ModelChoice
-
     if provider == "scripted" or (provider is None and script is not None):
         choice = ModelChoice("scripted", model or "script")
     else:

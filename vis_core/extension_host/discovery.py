@@ -96,18 +96,11 @@ def scan_folder(folder: Path, source: ExtensionSource, taken: set[str]) -> list[
     for item in sorted(folder.iterdir(), key=lambda p: p.name):
         if item.name.startswith(("_", ".")):
             continue
-        if item.is_file() and item.suffix == ".py":
-            found.append(Candidate(source, item, item, _module_name(source, item.stem, taken)))
-        elif item.is_dir() and (item / "__init__.py").is_file():
-            found.append(
-                Candidate(
-                    source,
-                    item,
-                    item / "__init__.py",
-                    _module_name(source, item.name, taken),
-                    is_package=True,
-                )
-            )
+        package = item.is_dir() and (item / "__init__.py").is_file()
+        if package or (item.is_file() and item.suffix == ".py"):
+            entry = item / "__init__.py" if package else item
+            name = _module_name(source, item.name if package else item.stem, taken)
+            found.append(Candidate(source, item, entry, name, is_package=package))
     return found
 
 

@@ -11,6 +11,7 @@ response with a :class:`ProviderError` naming the provider and the extension.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
@@ -46,20 +47,17 @@ def pump_stream(provider: Provider, request: ModelRequest, sink: Any) -> Any:
             return count
 
         return drain()
-    if inspect.isawaitable(produced) or isinstance(produced, str | bytes | dict):
+    events = None
+    if not inspect.isawaitable(produced) and not isinstance(produced, str | bytes | dict):
+        with contextlib.suppress(TypeError):  # not iterable
+            events = iter(produced)
+    if events is None:
         if inspect.iscoroutine(produced):
             produced.close()
         raise TypeError(
             f"provider {provider.name!r}: stream(request) returned {type(produced).__name__}; "
             f"write it as a generator (def or async def with yield) of {EVENT_NAMES}"
         )
-    try:
-        events = iter(produced)
-    except TypeError:
-        raise TypeError(
-            f"provider {provider.name!r}: stream(request) returned {type(produced).__name__}; "
-            f"write it as a generator (def or async def with yield) of {EVENT_NAMES}"
-        ) from None
     count = 0
     for event in events:
         sink.send(checked_event(provider.name, event))

@@ -30,7 +30,7 @@ from vis_core.tools.display import plural
 
 if TYPE_CHECKING:
     from vis_core.events import TurnEnded
-    from vis_core.extension_host.host_port import HostPort, OpenSession
+    from vis_core.extension_host.host_port import HostPort
     from vis_core.model.sessions import SessionRow
     from vis_core.store import Store
 
@@ -189,7 +189,7 @@ class Session:
             raise ValueError("Session.send(): the request must be nonblank text")
         self._check_drive("Session.send()")
         async with shown_change(current_call(), "Session.send", "Sent request") as shown:
-            agent = await _agent(self._host, self.id)
+            agent = self._host.live_session(self.id) or await self._host.open_session(self.id)
             if agent.running:  # refused now, not later on Turn.wait()
                 raise RuntimeError(
                     f"Session.send(): session {self.id[:8]} is busy with a turn (a tool call of "
@@ -260,15 +260,6 @@ class Session:
             shown.summary = f"{self.id[:8]} · {text}"
 
 
-async def _agent(host: HostPort, session_id: str) -> OpenSession:
-    return host.live_session(session_id) or await host.open_session(session_id)
-
-
-def _handle(host: HostPort, session_id: str) -> Session:
-    call = current_call()
-    return Session(host, session_id, call.owner if call else None)
-
-
 class Sessions:
     """``vis.sessions`` of one workspace's Vis: create, get, list, export and restore."""
 
@@ -279,7 +270,8 @@ class Sessions:
         """A handle on a session (id, prefix or marker), without sending anything."""
         require_trusted("vis.sessions.get()")
         row = resolve_session(self._host.store, session_id, "vis.sessions.get()")
-        return _handle(self._host, row.id)
+        call = current_call()
+        return Session(self._host, row.id, call.owner if call else None)
 
     def models(self) -> list[dict[str, Any]]:
         """The models Vis knows, with prices ($ per million tokens) and limits: ``id``

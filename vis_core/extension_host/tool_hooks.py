@@ -12,7 +12,7 @@ from typing import Any
 from vis_core.extension.declarations import OpHookPhase
 from vis_core.extension.hooks import OperationBlocked
 from vis_core.extension_host.hooks import OpHooks, diff_hunks, preview_spans, text_lines
-from vis_core.system.loops import end_tasks
+from vis_core.system.loops import end_tasks, keep
 
 PatchGuard = Callable[[str, str, str, list[str], Any, bool], tuple[Any, tuple[str, ...]]]
 
@@ -118,9 +118,7 @@ class ToolHooks:
             )
             raise
         if self.hooks.has("shell", OpHookPhase.AFTER):
-            task = asyncio.ensure_future(self._after_exit(args, handle))
-            self._observers.add(task)
-            task.add_done_callback(self._observers.discard)
+            keep(self._observers, asyncio.ensure_future(self._after_exit(args, handle)))
         return handle
 
     async def _after_exit(self, args: list[Any], handle: Any) -> None:

@@ -146,7 +146,9 @@ class LoadedExtensions:
         return [(ext, s) for ext in self.enabled for s in ext.settings]
 
     def reload(self) -> LoadedExtensions:
-        """Re-read every extension with the same options (fresh module objects)."""
-        from vis_core.extension_host.loader import reload
+        """Re-read every extension as this load read them (fresh reports of the registration
+        worker; the bundled ones' kept reports while their files are unchanged); those loaded
+        keep what they hold from a newcomer."""
+        from vis_core.extension_host.loader import load
 
-        return reload(self)
+        return load(self.options, self)

@@ -299,7 +299,7 @@ def _keep_bundled(
     bundled_cache.write(bundled_cache.cache_file(), key, declarations)
 
 
-def _load(options: LoadOptions, before: LoadedExtensions | None = None) -> LoadedExtensions:
+def load(options: LoadOptions, before: LoadedExtensions | None = None) -> LoadedExtensions:
     """``before``: the load a reload replaces; its loaded extensions keep the setting ids,
     aliases, tool names and commands they hold (a newcomer that claims one fails), and one
     that fails before it could tell its name keeps the name it had (its Settings group stays)."""
@@ -381,11 +381,4 @@ def load_extensions(
         snapshot=snapshot,
         lapsed=lapsed,
     )
-    return _load(options)
-
-
-def reload(loaded: LoadedExtensions) -> LoadedExtensions:
-    """Re-read every extension as ``loaded`` was read (fresh reports of the registration
-    worker; the bundled ones' kept reports while their files are unchanged); those loaded
-    keep what they hold from a newcomer."""
-    return _load(loaded.options, loaded)
+    return load(options)

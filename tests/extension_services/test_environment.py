@@ -92,7 +92,7 @@ def test_dotenv_and_block_parsing(tmp_path: Path):
         "not a line\n#F=commented\nG\nH=${HOME}/x\n",
         encoding="utf-8",
     )
-    assert read_dotenv(env) == {
+    assert read_dotenv(env.read_bytes()) == {
         "A": "1",
         "B": "two words",
         "C": "line\nbreak",
@@ -100,12 +100,13 @@ def test_dotenv_and_block_parsing(tmp_path: Path):
         "E": "x",
         "H": "${HOME}/x",  # never expanded from the environment that started Vis
     }
-    assert read_dotenv(tmp_path / "missing.env") == {}
+    assert read_dotenv(None) == {}  # no such file
     (tmp_path / "vis.yml").write_text("environment:\n  PORT: 8080\n  FLAG: true\n  EMPTY:\n")
-    assert read_environment_block(tmp_path) == {"PORT": "8080", "FLAG": "true"}
+    block = (tmp_path / "vis.yml").read_bytes()
+    assert read_environment_block(tmp_path, block) == {"PORT": "8080", "FLAG": "true"}
     (tmp_path / "vis.yml").write_text("environment: [A, B]\n")
     with pytest.raises(ProjectEnvironmentError, match="must map names to values"):
-        read_environment_block(tmp_path)
+        read_environment_block(tmp_path, (tmp_path / "vis.yml").read_bytes())
     values = extension_environment(tmp_path, trusted=True, base={"A": "base", "Z": "z"})
     assert values["A"] == "1" and values["Z"] == "z"  # the bad block is logged and skipped
     assert values.project_names == {"A", "B", "C", "D", "E", "H"}

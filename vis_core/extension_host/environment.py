@@ -16,21 +16,18 @@ log = logging.getLogger(__name__)
 
 PROJECT_FILE = "vis.yml"
 DOTENV_FILES = (".env", ".env.local")  # in lookup order: the first that defines a name wins
-_READ = object()  # no bytes given: read the file
 
 
 class ProjectEnvironmentError(ValueError):
     """The project's ``vis.yml`` ``environment:`` block cannot be read."""
 
 
-def read_dotenv(path: Path, data: bytes | None | object = _READ) -> dict[str, str]:
-    """``NAME=value`` lines of a ``.env`` file, read by python-dotenv (``export``, quotes and
-    ``#`` comments allowed; a line it cannot read is logged and skipped). ``${NAME}`` is kept as
-    written: a project value never pulls in the environment that started Vis. ``data``: the
-    file's bytes as already read (None: absent); without it the file is read."""
-    if data is _READ:
-        data = path.read_bytes() if path.is_file() else None
-    if not isinstance(data, bytes):
+def read_dotenv(data: bytes | None) -> dict[str, str]:
+    """``NAME=value`` lines of a ``.env`` file's bytes (None: absent), read by python-dotenv
+    (``export``, quotes and ``#`` comments allowed; a line it cannot read is logged and
+    skipped). ``${NAME}`` is kept as written: a project value never pulls in the environment
+    that started Vis."""
+    if data is None:
         return {}
     import io
 
@@ -48,15 +45,11 @@ def value_text(value: Any) -> str:
     return str(value)
 
 
-def read_environment_block(
-    project_root: Path, data: bytes | None | object = _READ
-) -> dict[str, str]:
-    """The ``environment:`` mapping of ``project_root/vis.yml`` (empty when absent);
-    ``data``: the file's bytes as already read (None: absent)."""
+def read_environment_block(project_root: Path, data: bytes | None) -> dict[str, str]:
+    """The ``environment:`` mapping of ``project_root/vis.yml`` from its bytes (None: absent,
+    the mapping is empty)."""
     path = Path(project_root) / PROJECT_FILE
-    if data is _READ:
-        data = path.read_bytes() if path.is_file() else None
-    if not isinstance(data, bytes):
+    if data is None:
         return {}
     try:
         text = data.decode("utf-8")
@@ -67,12 +60,12 @@ def read_environment_block(
     from vis_core.small_files import load_yaml
 
     try:
-        data = load_yaml(text) or {}
+        parsed = load_yaml(text) or {}
     except RecursionError:
         raise ProjectEnvironmentError(f"{path} nests too deeply for Vis to read") from None
     except yaml.YAMLError as exc:
         raise ProjectEnvironmentError(f"{path} is not valid YAML: {exc}") from None
-    block = data.get("environment") if isinstance(data, dict) else None
+    block = parsed.get("environment") if isinstance(parsed, dict) else None
     if block is None:
         return {}
     if not isinstance(block, dict):
@@ -106,7 +99,7 @@ def project_environment(
         sources.append(read_environment_block(root, _bytes(snapshot, PROJECT_FILE)))
     except ProjectEnvironmentError as exc:
         log.error("%s; its environment block is ignored", exc)
-    sources.extend(read_dotenv(root / name, _bytes(snapshot, name)) for name in DOTENV_FILES)
+    sources.extend(read_dotenv(_bytes(snapshot, name)) for name in DOTENV_FILES)
     values: dict[str, str] = {}
     for source in sources:
         for name, value in source.items():

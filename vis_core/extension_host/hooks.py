@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from vis_core.extension.context import CallContext, calling
+from vis_core.extension.context import CallContext, calling, current_call
 from vis_core.extension.declarations import OpHook, OpHookPhase
 from vis_core.extension.hooks import (
     Block,
@@ -18,7 +18,6 @@ from vis_core.extension.hooks import (
     Repair,
 )
 from vis_core.extension.logs import write_log
-from vis_core.extension_host.tool_calls import waiting_owners
 from vis_core.ipc.kinds import TargetKind
 from vis_core.system.loops import run_on_loop
 
@@ -109,7 +108,8 @@ class OpHooks:
     async def _call(self, ext: LoadedExtension, hook: OpHook, payload: dict[str, Any]) -> Any:
         """Run ``hook`` of ``ext`` in the session's extension worker, awaited on the loop:
         the host runs no extension code, and an async hook is awaited on the worker's loop."""
-        waiting = waiting_owners()  # read before the hook's own context replaces the call's
+        running = current_call()  # read before the hook's own context replaces the call's
+        waiting = () if running is None else running.callers
         if not self._worker.runs(ext.name) or ext.declaration is None:
             raise LookupError(f"extension {ext.name!r} has no worker to run its op hook in")
         index = ext.declaration.op_hooks.index(hook)

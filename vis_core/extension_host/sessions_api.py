@@ -21,7 +21,6 @@ from vis_core.extension_host.gateway import (
     shown_change,
 )
 from vis_core.extension_host.session_changes import check_change, fork_stored, models, renamed
-from vis_core.extension_host.tool_calls import waiting_owners
 from vis_core.model.notify import NotifyKind
 from vis_core.providers.base import ModelChoice
 from vis_core.store.session_data import ORIGIN_STATE, resolve_any, search_rows, session_data
@@ -124,7 +123,7 @@ def _parked(host: HostPort, session_id: str) -> Iterator[None]:
     if agent is None:
         yield
         return
-    with agent.call_state.awaiting_turn((*waiting_owners(call), call.owner)):
+    with agent.call_state.awaiting_turn((*call.callers, call.owner)):
         yield
 
 

@@ -5,18 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from vis_core.extension.context import CallContext, current_call
+from vis_core.extension.context import current_call
 from vis_core.extension.errors import VisToolError
 from vis_core.extension.runtime import OUTSIDE
 from vis_core.extension.tools_proxy import with_attributes
-
-
-def waiting_owners(call: CallContext | None = None) -> tuple[str, ...]:
-    """The extensions that wait on ``call`` (default: the running call) to return."""
-    call = current_call() if call is None else call
-    if call is None:
-        return ()
-    return call.callers
 
 
 def _shaped(value: Any, owner: str) -> Any:

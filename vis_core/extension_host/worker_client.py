@@ -755,10 +755,8 @@ def _from_worker(value: Any, render: bool = False) -> Any:
 def _waiting() -> frozenset[str]:
     """The extensions whose running calls wait on the current one: a callback of theirs runs
     inside that call (it holds their lock in the worker), as an op hook does."""
-    from vis_core.extension_host.tool_calls import waiting_owners
-
     current = current_call()
-    owners = set(waiting_owners(current))
+    owners = set(() if current is None else current.callers)
     if current is not None and current.owner:
         owners.add(current.owner)
     return frozenset(owners)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable
 from pathlib import Path
 
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
@@ -96,7 +95,6 @@ def guides_of(extension: LoadedExtension) -> list[Guide]:
     return guides
 
 
-def extension_guides(extensions: LoadedExtensions | Iterable[LoadedExtension]) -> list[Guide]:
+def extension_guides(extensions: LoadedExtensions) -> list[Guide]:
     """Every enabled extension's guides and skills, in load order."""
-    items = extensions.enabled if isinstance(extensions, LoadedExtensions) else extensions
-    return [guide for ext in items if ext.enabled for guide in guides_of(ext)]
+    return [guide for ext in extensions.enabled for guide in guides_of(ext)]

@@ -83,7 +83,6 @@ class HostRuntime(StoreRuntime):
     def __init__(self, deps: RuntimeDeps) -> None:
         super().__init__(deps.store)
         self.deps = deps
-        self.loop = deps.loop
         self._tasks: set[asyncio.Task[Any]] = set()  # notifications posted from the loop
         self._host: HostPort | None = None
 
@@ -295,7 +294,7 @@ class HostRuntime(StoreRuntime):
 
     def register_mcp_server(self, owner: str, server: McpServer) -> None:
         call = current_call()  # on the loop the call came from, else the host's
-        loop = call.loop if call is not None and call.loop is not None else self.loop
+        loop = call.loop if call is not None and call.loop is not None else self.deps.loop
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self.host.register_mcp_server, owner, server)
 

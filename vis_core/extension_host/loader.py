@@ -16,6 +16,7 @@ from vis_core.extension_host import bundled_cache
 from vis_core.extension_host.declared import rebuild
 from vis_core.extension_host.discovery import Candidate, ExtensionSource, bundled_dir, discover
 from vis_core.extension_host.entry import LoadError
+from vis_core.extension_host.environment import resolve_names
 from vis_core.extension_host.loaded import (
     DEFAULT_LOAD_TIMEOUT,
     ExtensionStatus,
@@ -236,11 +237,7 @@ def _screen(candidates: list[Candidate], options: LoadOptions) -> dict[Path, Scr
     screened: dict[Path, Screened] = {}
     if to_load:
         environment = options.environment
-        project = {
-            name: environment[name]
-            for name in getattr(environment, "project_names", ())
-            if name in environment
-        }
+        project = resolve_names(tuple(getattr(environment, "project_names", ())), environment)
         worker = RegistrationWorker(
             child_environment(project, audience=Audience.VIS),
             environment,

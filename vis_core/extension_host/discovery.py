@@ -6,7 +6,7 @@ import base64
 import importlib.util
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,29 +36,23 @@ class Candidate:
     def to_wire(self) -> dict[str, Any]:
         """This candidate as a worker's ``load`` message carries it."""
         return {
+            **asdict(self),
             "source": self.source.value,
             "path": str(self.path),
             "entry_file": str(self.entry_file),
-            "module_name": self.module_name,
-            "is_package": self.is_package,
-            "distribution": self.distribution,
-            "error": self.error,
             "sources": [[path, base64.b64encode(data).decode()] for path, data in self.sources],
         }
 
     @classmethod
     def from_wire(cls, raw: Mapping[str, Any]) -> Candidate:
         return cls(
-            source=ExtensionSource(raw["source"]),
-            path=Path(raw["path"]),
-            entry_file=Path(raw["entry_file"]),
-            module_name=raw["module_name"],
-            is_package=raw["is_package"],
-            distribution=raw.get("distribution"),
-            error=raw.get("error"),
-            sources=tuple(
-                (str(path), base64.b64decode(data)) for path, data in raw.get("sources") or ()
-            ),
+            **{
+                **raw,
+                "source": ExtensionSource(raw["source"]),
+                "path": Path(raw["path"]),
+                "entry_file": Path(raw["entry_file"]),
+                "sources": tuple((str(p), base64.b64decode(d)) for p, d in raw["sources"]),
+            }
         )
 
     @property

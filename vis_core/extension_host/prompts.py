@@ -7,12 +7,44 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from vis_core.extension.context import CallContext
+from vis_core.extension.declarations import Extension
 from vis_core.extension_host.callbacks import Callback, run_callbacks
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.ipc.kinds import CallbackKind
 
 log = logging.getLogger(__name__)
+
+
+async def answers(
+    kind: CallbackKind,
+    asked: Sequence[LoadedExtension],
+    callback: Callable[[Extension], Any],
+    env: Mapping[str, Any],
+    worker: SessionWorkers | None,
+    context_for: Callable[[str], CallContext] | None,
+    failed: str,
+    logger: logging.Logger = log,
+) -> dict[str, Any]:
+    """What ``callback`` (of its declaration) of each of ``asked`` answered ``env``, by
+    extension name, all run at once (in ``worker``); one that raises, hangs or is not loaded
+    is left out, logged as ``failed`` says with its name and error."""
+    outcomes = await run_callbacks(
+        kind,
+        [Callback(ext, callback(_declared(ext)), args=(dict(env),)) for ext in asked],
+        worker,
+        context_for,
+    )
+    said: dict[str, Any] = {}
+    for ext, outcome in zip(asked, outcomes, strict=True):
+        if outcome.ok:
+            said[ext.name] = outcome.value
+        else:
+            error = outcome.error
+            logger.warning(
+                failed, ext.name, "" if error is None else f"{type(error).__name__}: {error}"
+            )
+    return said
 
 
 async def active_among(
@@ -23,43 +55,19 @@ async def active_among(
 ) -> list[LoadedExtension]:
     """Those of ``extensions`` whose ``activation(env)`` says yes (run in ``worker`` at once);
     one that raises, hangs or is not loaded counts as no, with a log line."""
-    asked = [
-        ext
-        for ext in extensions
-        if ext.enabled and ext.declaration is not None and ext.declaration.activation is not None
-    ]
-    outcomes = await run_callbacks(
-        CallbackKind.ACTIVATION,
-        [Callback(ext, _declared(ext).activation, args=(dict(env),)) for ext in asked],
-        worker,
-        context_for,
+    loaded = [ext for ext in extensions if ext.enabled and ext.declaration is not None]
+    asked = [ext for ext in loaded if _declared(ext).activation is not None]
+    failed = "activation of extension %r failed; it is hidden this turn: %s"
+    said = await answers(
+        CallbackKind.ACTIVATION, asked, lambda d: d.activation, env, worker, context_for, failed
     )
-    says = {id(ext): outcome for ext, outcome in zip(asked, outcomes, strict=True)}
-    active = []
-    for ext in extensions:
-        if not ext.enabled or ext.declaration is None:
-            continue
-        outcome = says.get(id(ext))
-        if outcome is not None and not outcome.ok:
-            log.warning(
-                "activation of extension %r failed; it is hidden this turn: %s",
-                ext.name,
-                _describe(outcome.error),
-            )
-            continue
-        if outcome is None or bool(outcome.value):
-            active.append(ext)
-    return active
+    return [ext for ext in loaded if ext not in asked or bool(said.get(ext.name))]
 
 
-def _declared(ext: LoadedExtension) -> Any:
+def _declared(ext: LoadedExtension) -> Extension:
     declaration = ext.declaration
     assert declaration is not None
     return declaration
-
-
-def _describe(error: BaseException | None) -> str:
-    return "" if error is None else f"{type(error).__name__}: {error}"
 
 
 async def _prompt_texts(
@@ -77,22 +85,13 @@ async def _prompt_texts(
             texts[ext.name] = prompt
         else:
             called.append(ext)
-    outcomes = await run_callbacks(
-        CallbackKind.PROMPT,
-        [Callback(ext, _declared(ext).prompt, args=(dict(env),)) for ext in called],
-        worker,
-        context_for,
+    failed = "prompt callback of extension %r failed; its prompt is left out: %s"
+    said = await answers(
+        CallbackKind.PROMPT, called, lambda d: d.prompt, env, worker, context_for, failed
     )
-    for ext, outcome in zip(called, outcomes, strict=True):
-        text = outcome.value
-        if not outcome.ok:
-            log.warning(
-                "prompt callback of extension %r failed; its prompt is left out: %s",
-                ext.name,
-                _describe(outcome.error),
-            )
-            text = None
-        elif text is not None and not isinstance(text, str):
+    for ext in called:
+        text = said.get(ext.name)
+        if text is not None and not isinstance(text, str):
             log.error(
                 "prompt callback of extension %r returned %s, not text",
                 ext.name,

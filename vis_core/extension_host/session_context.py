@@ -7,13 +7,12 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from vis_core.extension.context import CallContext
-from vis_core.extension_host.callbacks import Callback, run_callbacks
-from vis_core.extension_host.prompts import active_among
+from vis_core.extension_host.prompts import active_among, answers
 from vis_core.extension_host.state_ctx import StateHolds, answered_without_worker
 from vis_core.ipc.kinds import CallbackKind
 
 if TYPE_CHECKING:
-    from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
+    from vis_core.extension_host.loaded import LoadedExtensions
     from vis_core.extension_host.session_workers import SessionWorkers
 
 log = logging.getLogger(__name__)
@@ -131,32 +130,16 @@ async def collect_context(
     if not asking:
         return merged
     active = await active_among(asking, env, worker, context_for)
-    outcomes = await run_callbacks(
-        CallbackKind.CTX,
-        [Callback(ext, _ctx_of(ext), args=(dict(env),)) for ext in active],
-        worker,
-        context_for,
+    failed = "ctx of extension %r failed; it adds no context: %s"
+    said = await answers(
+        CallbackKind.CTX, active, lambda d: d.ctx, env, worker, context_for, failed, log
     )
-    for ext, outcome in zip(active, outcomes, strict=True):
-        if not outcome.ok:
-            error = outcome.error
-            log.warning(
-                "ctx of extension %r failed; it adds no context: %s: %s",
-                ext.name,
-                type(error).__name__,
-                error,
-            )
-            continue
-        cleaned = clean_contribution(ext.name, outcome.value)
-        if cleaned:
-            deep_merge(merged, cleaned)
+    for ext in active:
+        if ext.name in said:
+            cleaned = clean_contribution(ext.name, said[ext.name])
+            if cleaned:
+                deep_merge(merged, cleaned)
     return merged
-
-
-def _ctx_of(ext: LoadedExtension) -> Callable[..., Any]:
-    declaration = ext.declaration
-    assert declaration is not None and declaration.ctx is not None
-    return declaration.ctx
 
 
 def session_dict(core: Mapping[str, Any], contributed: Mapping[str, Any]) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from vis_core.extension.place import require_trusted
 from vis_core.extension_host import attachments, tool_calls
 from vis_core.extension_host.store_runtime import StoreRuntime
 from vis_core.model.notify import NotifyKind
+from vis_core.store.session_data import search_rows, session_data
 from vis_core.system.loops import end_tasks, keep
 
 if TYPE_CHECKING:
@@ -190,14 +191,15 @@ class HostRuntime(StoreRuntime):
 
     # -- sessions ------------------------------------------------------------------------------
     def list_sessions(self, search: str | None) -> list[dict[str, Any]]:
-        from vis_core.extension_host import sessions_api
-
-        return sessions_api.list_sessions(self.host, search)
+        require_trusted("vis.list_sessions()")
+        return search_rows(self.host.store, search)
 
     def read_session(self, session_id: str | None) -> dict[str, Any]:
-        from vis_core.extension_host import sessions_api
+        from vis_core.extension_host.sessions_api import resolve_session
 
-        return sessions_api.read_session(self.host, session_id)
+        require_trusted("vis.read_session()")
+        store = self.host.store
+        return session_data(store, resolve_session(store, session_id, "vis.read_session()"))
 
     def sessions(self) -> Any:
         from vis_core.extension_host.sessions_api import Sessions

@@ -1,6 +1,6 @@
-"""The host side of ``vis.sessions``, ``vis.session``, ``vis.list_sessions`` and
-``vis.read_session``: handles that find, start and drive sessions, under the gateway's rules.
-What changes or waits is a coroutine, served on the host's loop."""
+"""The host side of ``vis.sessions`` and ``vis.session``: handles that find, start and drive
+sessions, under the gateway's rules, and the lookup by id ``vis.read_session`` shares. What
+changes or waits is a coroutine, served on the host's loop."""
 
 from __future__ import annotations
 
@@ -35,18 +35,6 @@ if TYPE_CHECKING:
 
 RESTORE_KEYS = "vis.session_restore_keys"
 FIRST_PAGE = 50
-
-
-def list_sessions(host: HostPort, search: str | None = None) -> list[dict[str, Any]]:
-    """``vis.list_sessions``: every session newest first, or the ranked matches of ``search``."""
-    require_trusted("vis.list_sessions()")
-    return search_rows(host.store, search)
-
-
-def read_session(host: HostPort, session_id: str | None = None) -> dict[str, Any]:
-    """``vis.read_session``: the data of ``session_id``, else of the bound session."""
-    require_trusted("vis.read_session()")
-    return session_data(host.store, resolve_session(host.store, session_id, "vis.read_session()"))
 
 
 def resolve_session(store: Store, session_id: str | None, what: str) -> SessionRow:

@@ -57,9 +57,6 @@ class _Values:
             raise LookupError(f"the host does not serve {call.target} calls from this worker")
         return {name: self.values[name] for name in args[0] if name in self.values}
 
-    def cancel(self, call_id: int) -> None:
-        """Nothing to stop: a value is answered at once."""
-
 
 class RegistrationWorker:
     """One worker process in its load-only mode; restarted after a fault so the next entry

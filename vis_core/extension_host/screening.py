@@ -71,9 +71,6 @@ class LoadOnly:
             return screened
         raise LookupError(f"the load-only worker does not serve {call.target} {call.name!r}")
 
-    def cancel(self, call_id: int) -> None:
-        """Nothing to stop: a load that lasts too long is ended with its worker."""
-
     def _screen(self, wire: dict[str, Any], project_names: list[str]) -> Any:
         from vis_core.extension_host.discovery import Candidate
         from vis_core.extension_host.entry import (

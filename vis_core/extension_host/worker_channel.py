@@ -79,11 +79,11 @@ class Handler(Protocol):
     channel's loop (``start`` begins one, on the loop; the channel answers when it ends and
     cancels it when the other side cancels the call). A call that comes while the loop itself
     waits on the other side (it reads the pipe in :meth:`Channel.wait`), or when no loop runs,
-    goes to ``serve`` then, in a thread."""
+    goes to ``serve`` then, in a thread. A handler without ``start`` may have
+    ``cancel(call_id)``, told when the other side cancels a call ``serve`` runs; one without
+    it has nothing to stop (its calls end on their own)."""
 
     def serve(self, call: Call, args: tuple, kwargs: dict) -> Any: ...
-
-    def cancel(self, call_id: int) -> None: ...
 
 
 class DirectAnswer(Protocol):
@@ -144,6 +144,7 @@ class Channel:
         self._start: Callable[[Call, tuple, dict], asyncio.Future[Any]] | None = getattr(
             handler, "start", None
         )
+        self._stop: Callable[[int], None] | None = getattr(handler, "cancel", None)
         self._tasks: dict[int, asyncio.Future[Any]] = {}
         self._reading_loop = False  # the loop reads now (``_readable``): a call may be kept
         self._kept: tuple[Call, tuple[tuple, dict]] | None = None  # for the loop to serve
@@ -754,8 +755,8 @@ class Channel:
                 self.direct_reports(frame)
         elif self._start is not None:
             self.soon(self._cancel_task, frame.id)
-        else:
-            self._handler.cancel(frame.id)
+        elif self._stop is not None:
+            self._stop(frame.id)
 
     # -- serving on the loop ----------------------------------------------------------------
 

@@ -174,9 +174,6 @@ class _HostHandler:
         needs the loop is refused, as the loop runs again only once the worker answers."""
         return self._context(call).run(self._served_waiting, call, args, kwargs)
 
-    def cancel(self, call_id: int) -> None:
-        """Nothing to stop: a call served in a thread (:meth:`serve`) needs no loop."""
-
     def _context(self, call: Call) -> contextvars.Context:
         """What ``call`` runs in: a copy of the context of the call it was made from (the
         tool's: its session, extension and Activity); one made from no call (a thread of the

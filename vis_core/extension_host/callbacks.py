@@ -24,7 +24,6 @@ from vis_core.extension_host.worker_client import (
     CallbackCall,
     CallbackOutcome,
     WorkerPlace,
-    runs_in_worker,
 )
 from vis_core.ipc.kinds import CallbackKind
 
@@ -48,47 +47,33 @@ async def run_callbacks(
     worker: SessionWorkers | None,
     context_for: Callable[[str], CallContext] | None = None,
 ) -> list[CallbackOutcome]:
-    """Each callback's outcome, in order; those of worker extensions run there at once, the
-    others (no entry file, or no worker) in a thread here.
+    """Each callback's outcome, in order: run in ``worker`` at once, or with no worker (a
+    test's extensions run in its own process) one after the other in a thread here.
 
     ``context_for`` gives the call context (session, owner) each one runs as.
     """
-    outcomes: list[CallbackOutcome | None] = [None] * len(callbacks)
-    remote = [
-        index
-        for index, item in enumerate(callbacks)
-        if worker is not None and runs_in_worker(item.extension)
-    ]
-    if remote:
-        assert worker is not None
-        calls = [
-            CallbackCall(callbacks[i].extension.name, callbacks[i].key, callbacks[i].args)
-            for i in remote
-        ]
-        done = await worker.callbacks(kind, calls, context_for=context_for)
-        for index, outcome in zip(remote, done, strict=True):
-            outcomes[index] = outcome
-    local = [(index, item) for index, item in enumerate(callbacks) if outcomes[index] is None]
-    if local:
-        for index, outcome in await asyncio.to_thread(_run_here, local, context_for):
-            outcomes[index] = outcome
-    return [outcome for outcome in outcomes if outcome is not None]
+    if not callbacks:
+        return []
+    if worker is None:
+        return await asyncio.to_thread(_run_here, callbacks, context_for)
+    calls = [CallbackCall(item.extension.name, item.key, item.args) for item in callbacks]
+    return await worker.callbacks(kind, calls, context_for=context_for)
 
 
 def _run_here(
-    callbacks: list[tuple[int, Callback]], context_for: Callable[[str], CallContext] | None
-) -> list[tuple[int, CallbackOutcome]]:
-    """Run callbacks of extensions with no worker here, one after the other (a thread)."""
-    done: list[tuple[int, CallbackOutcome]] = []
-    for index, item in callbacks:
+    callbacks: Sequence[Callback], context_for: Callable[[str], CallContext] | None
+) -> list[CallbackOutcome]:
+    """Run ``callbacks`` here, one after the other (in a thread)."""
+    done: list[CallbackOutcome] = []
+    for item in callbacks:
         try:
             owner = item.extension.name
             with contextlib.nullcontext() if context_for is None else calling(context_for(owner)):
                 value = item.extension.call(item.fn, *item.args)
         except Exception as exc:
-            done.append((index, CallbackOutcome(error=exc)))
+            done.append(CallbackOutcome(error=exc))
         else:
-            done.append((index, CallbackOutcome(value=value)))
+            done.append(CallbackOutcome(value=value))
     return done
 
 
@@ -136,7 +121,7 @@ def on_change_runner(
         if worker is None:
             worker = next(iter(live.values()), None)
         temporary = None
-        if worker is None and runs_in_worker(ext):
+        if worker is None:
             worker = temporary = SessionWorkers(extensions, place, values())
         try:
             outcome = await run_callback(

@@ -38,11 +38,11 @@ class LoadedExtension:
     source: ExtensionSource
     path: Path
     status: ExtensionStatus
+    candidate: Candidate  # its entry file, for the session worker to load it
     declaration: Extension | None = None
     error: LoadError | None = None
     tools: tuple[HostTool, ...] = ()
     overridden_by: Path | None = None
-    candidate: Candidate | None = None  # its entry file, for the session worker to load it
     # re-entrant: a call may call into its own extension
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 

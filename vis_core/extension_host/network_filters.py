@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from vis_core.extension.context import CallContext
 from vis_core.extension.network import NetworkFilter
-from vis_core.extension_host.worker_client import CallbackCall, runs_in_worker
+from vis_core.extension_host.worker_client import CallbackCall
 from vis_core.ipc.kinds import CallbackKind
 from vis_core.model.network import (
     FilterPhase,
@@ -40,7 +40,7 @@ def declared_filters(loaded: LoadedExtensions) -> list[tuple[str, NetworkFilter]
     found = []
     for ext in loaded.enabled:
         declaration = ext.declaration
-        if declaration is not None and runs_in_worker(ext):
+        if declaration is not None:
             found += [(ext.name, f) for f in declaration.network_filters]
     return found
 

@@ -17,7 +17,6 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from vis_core.extension.providers import EVENT_NAMES, Provider, checked_event
-from vis_core.extension_host.worker_client import runs_in_worker
 from vis_core.model.conversation import ModelRequest, StreamEvent
 from vis_core.providers.base import ModelInfo, ProviderError
 from vis_core.providers.models import apply_overrides
@@ -171,7 +170,7 @@ def declared_providers(loaded: LoadedExtensions) -> dict[str, tuple[str, Provide
     found: dict[str, tuple[str, Provider]] = {}
     for ext in loaded.enabled:
         declaration = ext.declaration
-        if declaration is None or not runs_in_worker(ext):
+        if declaration is None:
             continue
         for provider in declaration.providers:
             found.setdefault(provider.name, (ext.name, provider))

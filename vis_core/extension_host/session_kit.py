@@ -17,7 +17,7 @@ from vis_core.extension_host.session_context import collect_context, session_dic
 from vis_core.extension_host.session_workers import SessionWorkers, calls_per_request
 from vis_core.extension_host.state_ctx import answered_without_worker
 from vis_core.extension_host.tool_hooks import ToolHooks
-from vis_core.extension_host.worker_client import WorkerPlace, runs_in_worker
+from vis_core.extension_host.worker_client import WorkerPlace
 from vis_core.store import Store
 from vis_core.system.loops import running_loop
 
@@ -43,7 +43,7 @@ def _request_health(store: Store, session_id: str) -> dict[str, Any]:
 
 def needs_context(ext: LoadedExtension) -> bool:
     """Whether ``ext`` has a ``ctx`` that runs in a worker before each block."""
-    return runs_in_worker(ext) and ext.declaration is not None and ext.declaration.ctx is not None
+    return ext.declaration is not None and ext.declaration.ctx is not None
 
 
 def called_per_request(loaded: LoadedExtensions) -> bool:
@@ -150,7 +150,7 @@ class SessionKit:
         yet) of the extensions it names as ``alias.``, whose first call would wait for it."""
         named = set(_ATTRIBUTE_OF.findall(code))
         if named:
-            self.worker.prestart(lambda ext: runs_in_worker(ext) and ext.alias in named)
+            self.worker.prestart(lambda ext: ext.alias in named)
 
     async def session_globals(self, session: SessionFacts | None) -> dict[str, Any]:
         """The ``session`` dict for ``session``'s next block (extension ``ctx`` run in the

@@ -25,7 +25,6 @@ from vis_core.extension_host.worker_client import (
     SessionWorker,
     WorkerPlace,
     WorkerTimes,
-    runs_in_worker,
 )
 from vis_core.ipc.kinds import CallbackKind, TargetKind
 from vis_core.system.loops import running_loop
@@ -39,7 +38,7 @@ def calls_per_request(ext: LoadedExtension) -> bool:
     """Whether ``ext`` has a prompt or activation callback, which every request calls (its
     worker is then needed before the first one)."""
     declaration = ext.declaration
-    if declaration is None or not runs_in_worker(ext):
+    if declaration is None:
         return False
     return callable(declaration.prompt) or declaration.activation is not None
 
@@ -131,7 +130,7 @@ class SessionWorkers:
 
     def runs(self, owner: str) -> bool:
         """Whether the code of extension ``owner`` runs in a worker of this session."""
-        return runs_in_worker(self._extensions().get(owner))
+        return self._extensions().get(owner) is not None
 
     def runner(self, owner: str) -> SessionWorker | None:
         """:meth:`worker_for` ``owner`` when its code :meth:`runs` in a worker, else None."""

@@ -38,7 +38,7 @@ from vis_core.extension.context import (
 from vis_core.extension.metadata import build_metadata
 from vis_core.extension.runtime import Runtime
 from vis_core.extension_host.environment import resolve_names
-from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
+from vis_core.extension_host.loaded import LoadedExtensions
 from vis_core.extension_host.worker_sdk import (
     SETTING_VALUE,
     loop_waits,
@@ -138,12 +138,6 @@ class DirectHost(Protocol):
 
     def settling(self, worker: SessionWorker) -> None:
         """``worker`` was told to cancel a call (on any thread)."""
-
-
-def runs_in_worker(ext: LoadedExtension | None) -> bool:
-    """Whether ``ext``'s tools run in the session worker: every extension loaded from a file,
-    Vis's bundled ones included."""
-    return ext is not None and ext.candidate is not None
 
 
 class _HostHandler:
@@ -594,13 +588,12 @@ class SessionWorker:
         environment = loaded.options.environment
         items = []
         for ext in loaded.enabled:
-            if not runs_in_worker(ext) or ext.declaration is None or ext.candidate is None:
+            if ext.declaration is None:
                 continue
-            candidate = ext.candidate
             items.append(
                 {
                     "name": ext.name,
-                    "candidate": candidate.to_wire(),  # with a project's verified bytes
+                    "candidate": ext.candidate.to_wire(),  # with a project's verified bytes
                     "env": resolve_names(tuple(ext.declaration.env), environment),
                 }
             )

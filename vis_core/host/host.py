@@ -21,7 +21,7 @@ from vis_core.extension_host.loaded import LoadedExtensions
 from vis_core.extension_host.loader import load_extensions
 from vis_core.extension_host.runtime import HostRuntime, RuntimeDeps
 from vis_core.extension_host.session_workers import SessionWorkers
-from vis_core.extension_host.worker_client import WorkerPlace, runs_in_worker
+from vis_core.extension_host.worker_client import WorkerPlace
 from vis_core.host.extensions import ExtensionCatalog
 from vis_core.host.live_settings import LiveSettings
 from vis_core.host.models import ModelResolver
@@ -351,7 +351,7 @@ class Host:
         )
 
         ext = self.catalog.loaded.get(owner)
-        if command is not None and runs_in_worker(ext):
+        if command is not None and ext is not None:
             worker = self.registry.extension_workers.get(session_id) if session_id else None
             # with no session, a worker of no session started for this command alone
             temporary = None

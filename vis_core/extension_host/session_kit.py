@@ -14,7 +14,7 @@ from vis_core.extension_host.call_state import SessionCallState
 from vis_core.extension_host.hooks import OpHooks
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.extension_host.session_context import collect_context, session_dict
-from vis_core.extension_host.session_workers import SessionWorkers, calls_per_request
+from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.extension_host.state_ctx import answered_without_worker
 from vis_core.extension_host.tool_hooks import ToolHooks
 from vis_core.extension_host.worker_client import WorkerPlace
@@ -46,12 +46,6 @@ def needs_context(ext: LoadedExtension) -> bool:
     return ext.declaration is not None and ext.declaration.ctx is not None
 
 
-def called_per_request(loaded: LoadedExtensions) -> bool:
-    """Whether some extension has a prompt or activation callback, which every request calls
-    (its worker is then needed before the first one)."""
-    return any(calls_per_request(ext) for ext in loaded.enabled)
-
-
 class SessionKit:
     """The extension services of one session (contexts, op hooks, its worker, the state its
     calls share), built before
@@ -73,8 +67,7 @@ class SessionKit:
         # the session's extension workers (one per declared environment): each started by the
         # first tool, hook, command or callback it runs
         self.worker = SessionWorkers(extensions, self.place, project_values)
-        if called_per_request(extensions()):
-            self.worker.prestart()  # the first request's prompt needs them; start them meanwhile
+        self.worker.prestart()  # the first request's prompt needs them; start them meanwhile
         # who waits on the session's turn, the images shown to its model with a call's result
         self.call_state = SessionCallState()
         # ``tell``: a warning in the session (an op hook that returned no verdict)

@@ -383,13 +383,11 @@ class Host:
         as a save does), then every extension, in a thread (the registration worker's time,
         up to the load time limit); sessions see the new tools from their next block. One
         reload waits for the one under way."""
-        from vis_core.extension_host.session_kit import called_per_request
-
         async with self._reloading:
             failed = await self.settings.reread()  # on_change of a value found changed
             await asyncio.to_thread(self.catalog.read_again, self.settings)
             self.mcp.reload_soon()  # mcp.json and extension servers, read again
-            self.registry.extensions_reloaded(called_per_request(self.catalog.loaded))
+            self.registry.extensions_reloaded()
             summary = self.catalog.summary() + "".join(f"\n- {error}" for error in failed)
             if self.space.trust_changed and not self.catalog.skipped():
                 # no project extension says why: the project's settings and servers were

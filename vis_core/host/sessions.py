@@ -288,13 +288,12 @@ class SessionRegistry:
         for tools in list(self.session_tools.values()):
             tools.reset()
 
-    def extensions_reloaded(self, called_per_request: bool) -> None:
+    def extensions_reloaded(self) -> None:
         """Stop every session's extension worker (the next call starts a new one, at once
         when each request calls into it) and rebuild their tools."""
         for worker in self.extension_workers.values():
             worker.stop(RELOADED)
-            if called_per_request:  # the next request calls into it: start it now
-                worker.prestart()
+            worker.prestart()  # those each request calls into: started now
         self.reset_tools()
 
     async def close(self) -> None:

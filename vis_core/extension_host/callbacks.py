@@ -77,16 +77,6 @@ def _run_here(
     return done
 
 
-async def run_callback(
-    kind: CallbackKind,
-    callback: Callback,
-    worker: SessionWorkers | None,
-    context_for: Callable[[str], CallContext] | None = None,
-) -> CallbackOutcome:
-    """The outcome of one callback (see :func:`run_callbacks`)."""
-    return (await run_callbacks(kind, [callback], worker, context_for))[0]
-
-
 def on_change_runner(
     extensions: Callable[[], LoadedExtensions],
     workers: Callable[[], Mapping[str, SessionWorkers]],
@@ -124,9 +114,9 @@ def on_change_runner(
         if worker is None:
             worker = temporary = SessionWorkers(extensions, place, values())
         try:
-            outcome = await run_callback(
+            (outcome,) = await run_callbacks(
                 CallbackKind.ON_CHANGE,
-                Callback(ext, hook, key=setting.id, args=change),
+                [Callback(ext, hook, key=setting.id, args=change)],
                 worker,
                 lambda _owner: context,
             )

@@ -84,7 +84,7 @@ async def main() -> None:
         loaded = host.catalog.loaded
         names = [ext.name for ext in loaded.enabled]
         rows = {
-            "worker (session worker)": lambda: extension_prompts(loaded, env, None, worker),
+            "worker (session worker)": lambda: extension_prompts(loaded, env, worker),
             "build_request (whole request)": session.build_request,
         }
         print(f"extensions: {', '.join(names)}; {REQUESTS} requests each")

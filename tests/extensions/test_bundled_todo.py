@@ -1,4 +1,5 @@
-"""The bundled todo extension: list logic, tools with Activities, ctx listing and /todo."""
+"""The bundled todo extension: list logic, tools with Activities and /todo (its ctx listing,
+run in a session's worker: test_state_only_ctx.py)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,9 @@ from typing import Any
 import pytest
 
 import vis_core.extension as vis
-from vis_core.extension.declarations import callback_env
 from vis_core.extension_host.discovery import BUNDLED_PACKAGE, bundled_dir
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.extension_host.loader import load_extensions
-from vis_core.extension_host.session_context import collect_context
 
 
 @pytest.fixture
@@ -115,20 +114,6 @@ def test_tools_and_their_activities(todo: LoadedExtension, state: dict[str, Any]
         "there is no todo #7; todo.list() shows the numbers"
     )
     assert "session:s1" in state
-
-
-async def test_ctx_lists_open_todos_each_turn(
-    loaded, todo: LoadedExtension, state, workspace
-) -> None:
-    todo.tools[0].fn("Write the tests")
-    env = callback_env(
-        workspace_root=workspace, project_root=workspace, session_id="s1", channel="tui"
-    )
-    assert await collect_context(loaded, env) == {
-        "todo": {"open": 1, "items": ["#1 Write the tests"]}
-    }
-    other = {**env, "session_id": "s2"}
-    assert await collect_context(loaded, other) == {"todo": {"open": 0, "items": []}}
 
 
 def test_slash_command(loaded, state) -> None:

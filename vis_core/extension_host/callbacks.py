@@ -1,80 +1,27 @@
-"""Where the callbacks of an extension's declaration run: in its session's extension worker.
+"""Where a setting's ``on_change`` runs: in an extension worker, as every callback does.
 
 ``prompt``, ``activation``, ``ctx``, a setting's ``on_change`` and an Activity's ``render`` of an
-extension loaded from a file run in the worker of the session they serve, with the worker's
-environment (never the host's keys), all of one batch at once and each with a time limit; an
-extension with no entry file (built in code, as tests do) or a caller with no worker runs
-them here under the extension's lock. Either way a callback that raises or hangs fails alone:
-its outcome carries the error and the caller leaves that contribution out.
+extension run in the worker of the session they serve (:meth:`SessionWorkers.callbacks`), with
+the worker's environment (never the host's keys), all of one batch at once and each with a
+time limit; a callback that raises or hangs fails alone: its outcome carries the error and the
+caller leaves that contribution out.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from vis_core.extension.context import CallContext, calling
+from vis_core.extension.context import CallContext
 from vis_core.extension.settings_decl import Setting
-from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
+from vis_core.extension_host.loaded import LoadedExtensions
 from vis_core.extension_host.session_workers import SessionWorkers
-from vis_core.extension_host.worker_client import (
-    CallbackCall,
-    CallbackOutcome,
-    WorkerPlace,
-)
+from vis_core.extension_host.worker_client import CallbackCall, WorkerPlace
 from vis_core.ipc.kinds import CallbackKind
 
 if TYPE_CHECKING:
     from vis_core.settings.declaring import DeclaringExtension
-
-
-@dataclass(frozen=True)
-class Callback:
-    """One callback to run: ``fn`` is the host's copy, used only where no worker runs it."""
-
-    extension: LoadedExtension
-    fn: Callable[..., Any]
-    key: str = ""
-    args: tuple = ()
-
-
-async def run_callbacks(
-    kind: CallbackKind,
-    callbacks: Sequence[Callback],
-    worker: SessionWorkers | None,
-    context_for: Callable[[str], CallContext] | None = None,
-) -> list[CallbackOutcome]:
-    """Each callback's outcome, in order: run in ``worker`` at once, or with no worker (a
-    test's extensions run in its own process) one after the other in a thread here.
-
-    ``context_for`` gives the call context (session, owner) each one runs as.
-    """
-    if not callbacks:
-        return []
-    if worker is None:
-        return await asyncio.to_thread(_run_here, callbacks, context_for)
-    calls = [CallbackCall(item.extension.name, item.key, item.args) for item in callbacks]
-    return await worker.callbacks(kind, calls, context_for=context_for)
-
-
-def _run_here(
-    callbacks: Sequence[Callback], context_for: Callable[[str], CallContext] | None
-) -> list[CallbackOutcome]:
-    """Run ``callbacks`` here, one after the other (in a thread)."""
-    done: list[CallbackOutcome] = []
-    for item in callbacks:
-        try:
-            owner = item.extension.name
-            with contextlib.nullcontext() if context_for is None else calling(context_for(owner)):
-                value = item.extension.call(item.fn, *item.args)
-        except Exception as exc:
-            done.append(CallbackOutcome(error=exc))
-        else:
-            done.append(CallbackOutcome(value=value))
-    return done
 
 
 def on_change_runner(
@@ -100,8 +47,7 @@ def on_change_runner(
         change: tuple[Any, Any, str],
         context: CallContext,
     ) -> None:
-        hook = setting.on_change
-        if hook is None:
+        if setting.on_change is None:
             return
         ext = extensions().get(declaring.name)
         if ext is None:
@@ -114,11 +60,10 @@ def on_change_runner(
         if worker is None:
             worker = temporary = SessionWorkers(extensions, place, values())
         try:
-            (outcome,) = await run_callbacks(
+            (outcome,) = await worker.callbacks(
                 CallbackKind.ON_CHANGE,
-                [Callback(ext, hook, key=setting.id, args=change)],
-                worker,
-                lambda _owner: context,
+                [CallbackCall(ext.name, setting.id, change)],
+                context_for=lambda _owner: context,
             )
         finally:
             if temporary is not None:

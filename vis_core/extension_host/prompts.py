@@ -8,9 +8,9 @@ from typing import Any
 
 from vis_core.extension.context import CallContext
 from vis_core.extension.declarations import Extension
-from vis_core.extension_host.callbacks import Callback, run_callbacks
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.extension_host.session_workers import SessionWorkers
+from vis_core.extension_host.worker_client import CallbackCall
 from vis_core.ipc.kinds import CallbackKind
 
 log = logging.getLogger(__name__)
@@ -19,22 +19,17 @@ log = logging.getLogger(__name__)
 async def answers(
     kind: CallbackKind,
     asked: Sequence[LoadedExtension],
-    callback: Callable[[Extension], Any],
     env: Mapping[str, Any],
-    worker: SessionWorkers | None,
+    worker: SessionWorkers,
     context_for: Callable[[str], CallContext] | None,
     failed: str,
     logger: logging.Logger = log,
 ) -> dict[str, Any]:
-    """What ``callback`` (of its declaration) of each of ``asked`` answered ``env``, by
-    extension name, all run at once (in ``worker``); one that raises, hangs or is not loaded
-    is left out, logged as ``failed`` says with its name and error."""
-    outcomes = await run_callbacks(
-        kind,
-        [Callback(ext, callback(_declared(ext)), args=(dict(env),)) for ext in asked],
-        worker,
-        context_for,
-    )
+    """What the ``kind`` callback of each of ``asked`` answered ``env``, by extension name,
+    all run at once (in ``worker``); one that raises, hangs or is not loaded is left out,
+    logged as ``failed`` says with its name and error."""
+    calls = [CallbackCall(ext.name, args=(dict(env),)) for ext in asked]
+    outcomes = await worker.callbacks(kind, calls, context_for=context_for)
     said: dict[str, Any] = {}
     for ext, outcome in zip(asked, outcomes, strict=True):
         if outcome.ok:
@@ -50,7 +45,7 @@ async def answers(
 async def active_among(
     extensions: Sequence[LoadedExtension],
     env: Mapping[str, Any],
-    worker: SessionWorkers | None = None,
+    worker: SessionWorkers,
     context_for: Callable[[str], CallContext] | None = None,
 ) -> list[LoadedExtension]:
     """Those of ``extensions`` whose ``activation(env)`` says yes (run in ``worker`` at once);
@@ -58,9 +53,7 @@ async def active_among(
     loaded = [ext for ext in extensions if ext.enabled and ext.declaration is not None]
     asked = [ext for ext in loaded if _declared(ext).activation is not None]
     failed = "activation of extension %r failed; it is hidden this turn: %s"
-    said = await answers(
-        CallbackKind.ACTIVATION, asked, lambda d: d.activation, env, worker, context_for, failed
-    )
+    said = await answers(CallbackKind.ACTIVATION, asked, env, worker, context_for, failed)
     return [ext for ext in loaded if ext not in asked or bool(said.get(ext.name))]
 
 
@@ -73,7 +66,7 @@ def _declared(ext: LoadedExtension) -> Extension:
 async def _prompt_texts(
     extensions: Sequence[LoadedExtension],
     env: Mapping[str, Any],
-    worker: SessionWorkers | None,
+    worker: SessionWorkers,
     context_for: Callable[[str], CallContext] | None,
 ) -> dict[str, str | None]:
     """Each extension's prompt text by name: text as declared, callbacks run at once."""
@@ -86,9 +79,7 @@ async def _prompt_texts(
         else:
             called.append(ext)
     failed = "prompt callback of extension %r failed; its prompt is left out: %s"
-    said = await answers(
-        CallbackKind.PROMPT, called, lambda d: d.prompt, env, worker, context_for, failed
-    )
+    said = await answers(CallbackKind.PROMPT, called, env, worker, context_for, failed)
     for ext in called:
         text = said.get(ext.name)
         if text is not None and not isinstance(text, str):
@@ -116,8 +107,8 @@ def tool_roots(ext: LoadedExtension) -> list[str]:
 async def extension_prompts(
     loaded: LoadedExtensions,
     env: Mapping[str, Any],
+    worker: SessionWorkers,
     active: list[LoadedExtension] | None = None,
-    worker: SessionWorkers | None = None,
     context_for: Callable[[str], CallContext] | None = None,
 ) -> str:
     """The system prompt part for every active extension: name, tools, description, prompt.

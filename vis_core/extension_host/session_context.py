@@ -100,14 +100,14 @@ def clean_contribution(extension: str, value: object) -> dict[str, Any] | None:
 async def collect_context(
     loaded: LoadedExtensions | None,
     env: Mapping[str, Any],
+    worker: SessionWorkers,
     context_for: Callable[[str], CallContext] | None = None,
-    worker: SessionWorkers | None = None,
     state_holds: StateHolds | None = None,
 ) -> dict[str, Any]:
     """Every active extension's ``ctx(env)`` deep-merged; a failing one adds nothing.
 
-    With ``worker`` (the session's extension worker) the activations, then the ctx
-    callbacks, run there, each batch at once. With ``state_holds`` (what the session's store
+    The activations, then the ctx callbacks, run in ``worker`` (the session's extension
+    worker), each batch at once. With ``state_holds`` (what the session's store
     holds), a state-only ``ctx`` whose key holds nothing gives its answer without running."""
     merged: dict[str, Any] = {}
     if loaded is None:
@@ -131,9 +131,7 @@ async def collect_context(
         return merged
     active = await active_among(asking, env, worker, context_for)
     failed = "ctx of extension %r failed; it adds no context: %s"
-    said = await answers(
-        CallbackKind.CTX, active, lambda d: d.ctx, env, worker, context_for, failed, log
-    )
+    said = await answers(CallbackKind.CTX, active, env, worker, context_for, failed, log)
     for ext in active:
         if ext.name in said:
             cleaned = clean_contribution(ext.name, said[ext.name])

@@ -151,8 +151,8 @@ class SessionKit:
         contributed = await collect_context(
             self._extensions(),
             self.env(),
-            self.context_for,
             self.worker,
+            self.context_for,
             self.state_holds,
         )
         return session_dict(self.core_fields(session), contributed)

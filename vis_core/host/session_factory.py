@@ -398,7 +398,7 @@ class SessionFactory:
             loaded = self.catalog.loaded
             active = await active_among(loaded.enabled, env, kit.worker, context_for)
             names = {ext.name for ext in active}
-            parts = await extension_prompts(loaded, env, active, kit.worker, context_for)
+            parts = await extension_prompts(loaded, env, kit.worker, active, context_for)
 
             def text() -> str:
                 tools.narrow(frozenset(e.name for e in loaded.enabled if e.name not in names))

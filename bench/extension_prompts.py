@@ -4,7 +4,8 @@ Through the real Host: one user extension with a callable ``prompt`` and ``activ
 the bundled ones (git, todo). Timed REQUESTS times each, in one run:
   - worker: ``extension_prompts`` through the session's extension worker (all of one kind at
     once; no extension code runs in the host, so there is no in-process row to compare);
-  - request: ``session.build_request()`` as the loop calls it (system prompt + tools + messages).
+  - request: ``session.system_prompt()`` and ``session.build_request()`` as the loop calls them
+    (system prompt + tools + messages).
 Printed: medians and 90th percentiles in ms; and how long the first request of a session
 blocks the event loop while its worker starts: at once, and 1 s after the session opened (the
 worker is started in the background when the session opens).
@@ -19,8 +20,9 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 REQUESTS = 500
 
@@ -36,15 +38,20 @@ vis.register_extension(vis.Extension(
 """
 
 
-def _times(fn: Callable[[], object]) -> tuple[float, float]:
-    fn()  # warm (the worker starts on the first one)
+async def _times(fn: Callable[[], Awaitable[object]]) -> tuple[float, float]:
+    await fn()  # warm (the worker starts on the first one)
     samples = []
     for _ in range(REQUESTS):
         start = time.perf_counter()
-        fn()
+        await fn()
         samples.append((time.perf_counter() - start) * 1000)
     samples.sort()
     return statistics.median(samples), samples[int(len(samples) * 0.9)]
+
+
+async def _request(session: Any) -> object:
+    """The next request as the agent loop builds it: its system prompt, then the rest."""
+    return session.build_request(await session.system_prompt())
 
 
 async def main() -> None:
@@ -62,12 +69,12 @@ async def main() -> None:
     try:
         session = await host.new_session()
         start = time.perf_counter()
-        session.build_request()
+        await _request(session)
         at_once = (time.perf_counter() - start) * 1000
         later = await host.new_session()
         await asyncio.sleep(1.0)
         start = time.perf_counter()
-        later.build_request()
+        await _request(later)
         after_idle = (time.perf_counter() - start) * 1000
         print(
             f"first request: at once {at_once:.1f} ms, 1 s after the session opened "
@@ -85,11 +92,11 @@ async def main() -> None:
         names = [ext.name for ext in loaded.enabled]
         rows = {
             "worker (session worker)": lambda: extension_prompts(loaded, env, worker),
-            "build_request (whole request)": session.build_request,
+            "request (whole request)": lambda: _request(session),
         }
         print(f"extensions: {', '.join(names)}; {REQUESTS} requests each")
         for label, fn in rows.items():
-            median, p90 = _times(fn)
+            median, p90 = await _times(fn)
             print(f"{label:32s} median {median:.3f} ms   p90 {p90:.3f} ms")
     finally:
         await host.close()

@@ -48,19 +48,22 @@ class _Cache:
     added = False  # compiled something the file does not hold yet
 
 
-def cache_file(environ: Mapping[str, str] | None = None) -> Path:
-    """Where the cache is kept: ``$VIS_HOME/cache``, else the user cache folder (as
-    :func:`vis_core.paths.cache_dir`; not imported, so its own dataclasses are cached too)."""
-    name = f"dataclass-code.{sys.implementation.cache_tag}.marshal"
+def cache_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where Vis keeps what it can make again: ``$VIS_HOME/cache``, else the user cache folder.
+    Kept here, in a module that imports nothing of Vis (so no dataclass is defined before
+    :func:`install`), for every leaf that keeps a cache there."""
     env = os.environ if environ is None else environ
     home = env.get("VIS_HOME")
     if home:
-        folder = Path(home).expanduser() / "cache"
-    else:
-        import platformdirs
+        return Path(home).expanduser().resolve() / "cache"
+    import platformdirs
 
-        folder = Path(platformdirs.user_cache_dir("vis"))
-    return folder / name
+    return Path(platformdirs.user_cache_dir("vis"))
+
+
+def cache_file(environ: Mapping[str, str] | None = None) -> Path:
+    """Where the cache is kept: in :func:`cache_dir`, never in the installed package."""
+    return cache_dir(environ) / f"dataclass-code.{sys.implementation.cache_tag}.marshal"
 
 
 def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:

@@ -20,18 +20,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from vis_core.codegen_cache import cache_dir
+
 EntryPoint = tuple[str, str, str | None]  # name, module, distribution
 
 
 def cache_file() -> Path:
-    """``$VIS_HOME/cache``, else the user cache folder (:func:`vis_core.paths.cache_dir`, a
-    sibling this leaf does not import)."""
-    home = os.environ.get("VIS_HOME")
-    if home:
-        return Path(home).expanduser().resolve() / "cache" / "vis-installed.json"
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("vis")) / "vis-installed.json"
+    """Where the answers are kept, in Vis's cache folder (:func:`codegen_cache.cache_dir`)."""
+    return cache_dir() / "vis-installed.json"
 
 
 def _sys_path_marks() -> list[list[Any]]:

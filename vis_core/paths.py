@@ -9,6 +9,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vis_core.codegen_cache import cache_dir
+
 APP_NAME = "vis"
 PRIVATE_DIR_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
@@ -45,7 +47,7 @@ class VisPaths:
     log_dir: Path
 
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> VisPaths:
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> VisPaths:
         env = os.environ if environ is None else environ
         home = env.get("VIS_HOME")
         if home:
@@ -107,18 +109,7 @@ class VisPaths:
         return self
 
 
-def cache_dir(environ: dict[str, str] | None = None) -> Path:
-    """Where Vis keeps what it can make again: ``$VIS_HOME/cache``, else the user cache folder."""
-    env = os.environ if environ is None else environ
-    home = env.get("VIS_HOME")
-    if home:
-        return Path(home).expanduser().resolve() / "cache"
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir(APP_NAME))
-
-
-def vis_folders(environ: dict[str, str] | None = None) -> list[Path]:
+def vis_folders(environ: Mapping[str, str] | None = None) -> list[Path]:
     """Every folder Vis keeps its own files in (VIS_HOME or the platform folders), its cache
     too: every ``vis`` process runs the code kept there."""
     paths = VisPaths.from_env(environ)

@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import vis_core
+from vis_core.codegen_cache import cache_dir
 from vis_core.extension_host.discovery import Candidate
-from vis_core.paths import PRIVATE_FILE_MODE, cache_dir
+from vis_core.paths import PRIVATE_FILE_MODE
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ _SKIPPED_FOLDERS = ("__pycache__",)
 def cache_file(environ: Mapping[str, str] | None = None) -> Path:
     """Where the cache is read and written, whichever bundled folder it is of (its key names
     the folder, so a copy's cache is told apart from the shipped folder's)."""
-    return cache_dir(None if environ is None else dict(environ)) / FILE_NAME
+    return cache_dir(environ) / FILE_NAME
 
 
 def _walk(root: Path, hashed: bool) -> list[list[Any]]:

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from vis_core.events import (
     ActivityEnded,
@@ -166,22 +166,20 @@ def printed_lines(stdout: str) -> list[str]:
     ]
 
 
-@functools.cache
-def _console() -> type[Console]:
-    """Rich's Console, except that a closed pipe raises BrokenPipeError (Rich's own answer is
-    SystemExit(1), which would end ``vis run`` with the turn unsaved): the renderer stops.
-    It never turns emoji codes into emoji: ``Widget:x:1`` is text, not ``Widget❌1``."""
+def _console(stream: TextIO) -> Console:
+    """Rich's Console on ``stream``, except that a closed pipe raises BrokenPipeError (Rich's
+    own answer is SystemExit(1), which would end ``vis run`` with the turn unsaved): the
+    renderer stops. It never turns emoji codes into emoji (``Widget:x:1`` is text, not
+    ``Widget❌1``) and does not wrap (80 columns in a pipe), so a path or command is never cut
+    in two lines; it writes Rich's colours, and what it prints is escaped with plain()."""
     from rich.console import Console
 
     class PipeConsole(Console):
-        def __init__(self, **options: Any) -> None:
-            super().__init__(emoji=False, **options)
-
         def on_broken_pipe(self) -> None:
             self.quiet = True
             raise BrokenPipeError(errno.EPIPE, "the output's reader closed it")
 
-    return PipeConsole
+    return PipeConsole(file=raw_stream(stream), emoji=False, highlight=False, soft_wrap=True)
 
 
 class PrintRenderer:
@@ -217,13 +215,11 @@ class PrintRenderer:
     # Rich loads with the first line it prints: a plain answer is written without it.
     @functools.cached_property
     def console(self) -> Console:
-        return _console()(file=raw_stream(sys.stdout), highlight=False, soft_wrap=True)
+        return _console(sys.stdout)
 
     @functools.cached_property
     def errors(self) -> Console:
-        # Rich writes its colours; what it prints is escaped with plain(). Not wrapped by
-        # Rich (80 columns in a pipe), so a path or command is never cut in two lines
-        return _console()(file=raw_stream(sys.stderr), highlight=False, soft_wrap=True)
+        return _console(sys.stderr)
 
     def __call__(self, event: Event) -> None:
         if self.reader_left or self.output_error is not None:

@@ -437,21 +437,20 @@ class RunLimits:
     def apply(self, session: Any, stop: Callable[[str], None] | None = None) -> None:
         """Set the turn limit of ``session`` and watch its cost: ``stop(reason)`` (else
         ``session.cancel``) cancels the turn."""
-        if self.max_turns is not None:
-            session.limits.max_iterations = self.max_turns
-            session.limits.max_iterations_source = f"--max-turns {self.max_turns}"
-        if self.max_cost is not None:
-            session.subscribe(self._watch_cost(stop or session.cancel))
+        cancel = stop or session.cancel
 
-    def _watch_cost(self, stop: Callable[[str], None]) -> Callable[[Event], None]:
         def watch(event: Event) -> None:
             if isinstance(event, UsageReported) and not self.stopped_by_cost:
                 self.cost += event.cost
                 if self.max_cost is not None and self.cost >= self.max_cost:
                     self.stopped_by_cost = True
-                    stop(self._cost_reason())
+                    cancel(self._cost_reason())
 
-        return watch
+        if self.max_turns is not None:
+            session.limits.max_iterations = self.max_turns
+            session.limits.max_iterations_source = f"--max-turns {self.max_turns}"
+        if self.max_cost is not None:
+            session.subscribe(watch)
 
     def _cost_reason(self) -> str:
         return (

@@ -128,10 +128,6 @@ class Interaction:
         """The session attached here when it is the only one (a thread's calls go there)."""
         return next(iter(self._sessions)) if len(self._sessions) == 1 else None
 
-    def request(self, request_id: str) -> FormRequest | None:
-        entry = self._pending.get(request_id)
-        return entry[0] if entry else None
-
     def view(self, view_id: str) -> LiveView | None:
         entry = self._views.get(view_id)
         return entry[1] if entry else None

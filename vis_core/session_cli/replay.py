@@ -242,15 +242,11 @@ def compare(recorded: StoredSession, replayed: StoredSession) -> list[Difference
             old.status == TurnStatus.CANCELLED
             and new.status == TurnStatus.FAILED  # the replay stops it there
         ):
-            found.append(
-                Difference(
-                    position,
-                    None,
-                    "status",
-                    f"{old.status}" + (f" ({_short(old.error)})" if old.error else ""),
-                    f"{new.status}" + (f" ({_short(new.error)})" if new.error else ""),
-                )
+            expected, now = (
+                f"{turn.status}" + (f" ({_short(turn.error)})" if turn.error else "")
+                for turn in (old, new)
             )
+            found.append(Difference(position, None, "status", expected, now))
         new_blocks = {block.index: block for block in new.blocks}
         for block in old.blocks:
             found += _compare_block(position, block, new_blocks.get(block.index))

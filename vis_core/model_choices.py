@@ -26,8 +26,6 @@ if TYPE_CHECKING:
     from vis_core.command_host import CommandDeps
     from vis_core.extension.providers import Provider
 
-# A provider key saved in the secrets file is stored under its environment variable's name
-# with this prefix (setting ids are lower-case snake_case, so the two never collide).
 RECENT_OWNER, RECENT_KEY = "vis.models", "recent"
 SERVED_KEY = "served"  # {provider: [model, …]} as each server last listed them
 RECENT_LIMIT = 8

@@ -27,7 +27,9 @@ from vis_core.system.jail import jail_refusal
 from vis_core.system.jail_paths import ReadPaths, hidden_path_entries, home_relative, read_paths
 
 LOGIN_HINT = "  4. In the app: /login chooses a provider, saves its key and picks\n     a model.\n"
-KEY_PREFIX = "env:"  # a provider key saved by /login, by its environment variable's name
+# A provider key saved by /login is kept in the secrets file under its environment variable's
+# name with this prefix (setting ids are lower-case snake_case, so the two never collide).
+KEY_PREFIX = "env:"
 
 
 @dataclass(frozen=True)

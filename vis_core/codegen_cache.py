@@ -140,11 +140,13 @@ def save() -> None:
     codes = dict(_codes)
     kept = codes if len(codes) <= _MAX_ENTRIES else {k: codes[k] for k in set(_used) & codes.keys()}
     entries = {k: v if type(v) is bytes else marshal.dumps(v) for k, v in kept.items()}
-    if not _write(_Cache.path, marshal.dumps((_FORMAT, sys.version, entries))):
-        _Cache.added = True
+    if not write_cache(_Cache.path, marshal.dumps((_FORMAT, sys.version, entries))):
+        _Cache.added = True  # not kept (the next start compiles again): tried at the next save
 
 
-def _write(path: Path, data: bytes) -> bool:
+def write_cache(path: Path, data: bytes) -> bool:
+    """Write ``data`` to ``path`` through a temporary file renamed into place (0600, in a 0700
+    folder it creates); False when it cannot be written (a read-only folder, a full disk)."""
     temp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -152,7 +154,7 @@ def _write(path: Path, data: bytes) -> bool:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(temp, path)
-    except OSError:  # a read-only folder or a full disk: compiled again next time
+    except OSError:
         with contextlib.suppress(OSError):
             temp.unlink()
         return False

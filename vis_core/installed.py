@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from vis_core.codegen_cache import cache_dir
+from vis_core.codegen_cache import cache_dir, write_cache
 
 EntryPoint = tuple[str, str, str | None]  # name, module, distribution
 
@@ -58,15 +58,7 @@ def _load(cache: Path) -> list[dict[str, Any]]:
 
 def _keep(cache: Path, kept: list[dict[str, Any]]) -> None:
     text = json.dumps({"python": sys.version, "paths": kept[:_KEPT_PATHS]})
-    temp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-    try:
-        cache.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
-            out.write(text)
-        os.replace(temp, cache)
-    except OSError:  # a folder that cannot be written: read again next time
-        with contextlib.suppress(OSError):
-            temp.unlink()
+    write_cache(cache, text.encode())  # a folder that cannot be written: read again next time
 
 
 def _answer(key: str, compute: Any, cache: Path | None) -> Any:

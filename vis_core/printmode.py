@@ -113,20 +113,19 @@ def first_line(text: str) -> str:
 
 def activity_line(record: ActivityRecord) -> str:
     """One Rich-markup line: state mark, headline, summary or outcome, verdict, aside."""
-    escape = plain
     mark, colour = _STATE_MARKS[shown_state(record)]
     p = record.presentation
-    headline = escape(p.headline if p else record.tool)
+    headline = plain(p.headline if p else record.tool)
     parts = [f"[{colour}]{mark}[/] [bold]{headline}[/]"]
     detail = (p.summary or p.outcome or "") if p else ""
     if detail:
-        parts.append(escape(detail))
+        parts.append(plain(detail))
     if p is not None and p.verdict:
         parts.append(f"[{'green' if p.verdict == 'passed' else 'red'}]{p.verdict}[/]")
     if record.error and record.state is ActivityState.FAILED and not error_in_header(record):
-        parts.append(f"[red]{escape(plain_error(first_line(record.error)))}[/]")
+        parts.append(f"[red]{plain(plain_error(first_line(record.error)))}[/]")
     if p is not None and p.aside:
-        parts.append(f"[dim]{escape(p.aside)}[/]")
+        parts.append(f"[dim]{plain(p.aside)}[/]")
     return " · ".join(parts)
 
 

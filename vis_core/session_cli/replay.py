@@ -157,15 +157,21 @@ def turn_setups(store: Store, session_id: str) -> dict[str, TurnSetup]:
 _DRAFT_ID = re.compile(r"/drafts/([0-9a-f]{16})/")
 
 
-def drafts_entered(store: Store, session_id: str) -> list[tuple[str, str]]:
-    """The label and id of each draft the session entered, in order."""
-    found = []
+def draft_history(store: Store, session_id: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """The label and id of each draft the session entered, and the commits its draft
+    approvals made (an event before Vis kept them, or a copy draft's approval, has none),
+    each in order."""
+    entered: list[tuple[str, str]] = []
+    commits: list[str] = []
     for stored in store.events(session_id, types=("DraftChanged",)):
         data = json.loads(stored.data)
-        if data.get("action") == DraftAction.ENTERED:
+        action, commit = data.get("action"), str(data.get("commit") or "")
+        if action == DraftAction.ENTERED:
             made = _DRAFT_ID.search(str(data.get("root") or "") + "/")
-            found.append((str(data.get("label") or ""), made[1] if made else ""))
-    return found
+            entered.append((str(data.get("label") or ""), made[1] if made else ""))
+        elif action == DraftAction.APPROVED and re.fullmatch(r"[0-9a-f]{40,64}", commit):
+            commits.append(commit)
+    return entered, commits
 
 
 # -- comparing -----------------------------------------------------------------------------
@@ -358,7 +364,7 @@ async def _replay(
 ) -> tuple[StoredSession, list[tuple[str, str]]]:
     """Run every recorded request as a turn of a new session in ``copy``, each as it ran
     (``setups``), jailed unless ``jailed`` is False; the replayed session read back with the
-    drafts it entered (:func:`drafts_entered`), then deleted with its drafts (a replay leaves
+    drafts it entered (:func:`draft_history`), then deleted with its drafts (a replay leaves
     no session behind)."""
     from vis_core.host import Host
     from vis_core.host_options import HostOptions
@@ -390,7 +396,7 @@ async def _replay(
                 await session.close()
             row = host.store.get_session(session.id)
             assert row is not None
-            return read_session(host.store, row), drafts_entered(host.store, session.id)
+            return read_session(host.store, row), draft_history(host.store, session.id)[0]
         finally:
             left = [d for d in host.drafts.listed() if d.session_id == session.id]
             for draft in left:  # before the copy they branch from goes
@@ -466,18 +472,6 @@ def _rewind(copy: Path, recorded: StoredSession, checkpoints_dir: Path) -> list[
         except OSError:
             missed.append(rel)
     return missed
-
-
-def approved_commits(store: Store, session_id: str) -> list[str]:
-    """The commits the session's draft approvals made, in order (an event before Vis kept
-    them, or a copy draft's approval, has none)."""
-    found = []
-    for stored in store.events(session_id, types=("DraftChanged",)):
-        data = json.loads(stored.data)
-        commit = str(data.get("commit") or "")
-        if data.get("action") == DraftAction.APPROVED and re.fullmatch(r"[0-9a-f]{40,64}", commit):
-            found.append(commit)
-    return found
 
 
 def _unapprove(copy: Path, commits: list[str]) -> None:
@@ -618,7 +612,8 @@ def replay_with_notes(store: Store, key: str, *, jailed: bool = True) -> Replaye
         from vis_core.paths import VisPaths
 
         missed = _rewind(copy, recorded, VisPaths.from_env().data_dir / "checkpoints" / row.id)
-        _unapprove(copy, approved_commits(store, row.id))
+        entered_then, commits = draft_history(store, row.id)
+        _unapprove(copy, commits)
         script = Path(folder, "script.json")
         script.write_text(json.dumps(script_of(recorded)), encoding="utf-8")
         project = _trust_copy(workspace, copy)
@@ -629,7 +624,7 @@ def replay_with_notes(store: Store, key: str, *, jailed: bool = True) -> Replaye
             _forget_copy(copy)
         renamed = {  # a draft_create() without a label is named at random
             now: then
-            for pair in zip(entered, drafts_entered(store, row.id), strict=False)
+            for pair in zip(entered, entered_then, strict=False)
             for now, then in zip(*pair, strict=True)
             if now and then and now != then
         }

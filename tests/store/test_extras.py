@@ -59,9 +59,8 @@ def test_settings_overrides_by_scope_and_owner(store: Store) -> None:
     store.set_override(OverrideScope.GROUP, "release", "model", "claude")
     store.set_override("session", "s1", "model", "gpt")
     store.set_override("session", "s1", "limits.iterations", 12)
-    row = store.get_override("group", "release", "model")
-    assert row is not None and (row.scope, row.value) == (OverrideScope.GROUP, "claude")
-    assert store.get_override("group", "s1", "model") is None
+    assert store.list_overrides("group", "release") == {"model": "claude"}
+    assert store.list_overrides("group", "s1") == {}
     assert store.list_overrides("session", "s1") == {"limits.iterations": 12, "model": "gpt"}
     store.set_override("session", "s1", "model", {"name": "x"})
     assert store.list_overrides("session", "s1")["model"] == {"name": "x"}

@@ -9,7 +9,7 @@ from typing import Any
 
 from vis_core.model.plain import check_plain
 from vis_core.store.database import Database
-from vis_core.store.rows import OverrideRow, OverrideScope, PromptRow
+from vis_core.store.rows import OverrideScope, PromptRow
 from vis_core.store.writer import StoreWriter, off_the_loop
 
 
@@ -128,21 +128,6 @@ class ExtrasMixin:
         return cursor.rowcount
 
     # -- settings overrides (group and session scopes) -----------------------------------
-
-    def get_override(
-        self, scope: OverrideScope | str, owner: str, setting: str
-    ) -> OverrideRow | None:
-        """The override of ``setting`` for one group name or session id, if any."""
-        scope = OverrideScope(scope)
-        with self._db.read("read a settings override") as conn:
-            row = conn.execute(
-                "SELECT value, modified FROM setting_overrides "
-                "WHERE scope = ? AND owner = ? AND setting = ?",
-                (scope.value, owner, setting),
-            ).fetchone()
-        if row is None:
-            return None
-        return OverrideRow(scope, owner, setting, json.loads(row[0]), row[1])
 
     def set_override(
         self, scope: OverrideScope | str, owner: str, setting: str, value: Any

@@ -110,17 +110,6 @@ class PromptRow:
 
 
 @dataclass(frozen=True)
-class OverrideRow:
-    """A setting saved for a group or a session."""
-
-    scope: OverrideScope
-    owner: str
-    setting: str
-    value: Any
-    modified: float
-
-
-@dataclass(frozen=True)
 class AttachmentRow:
     """A file kept with a session."""
 

@@ -18,8 +18,14 @@ from vis_core.model.conversation import (
 )
 from vis_core.model.usage import Usage
 from vis_core.providers.anthropic_provider import AnthropicProvider
-from vis_core.providers.base import ModelRequest, ProviderConfigError, ProviderError, StreamEvent
-from vis_core.providers.errors import ContextOverflow, UnfinishedResponse
+from vis_core.providers.base import (
+    ContextOverflowError,
+    ModelRequest,
+    ProviderConfigError,
+    ProviderError,
+    StreamEvent,
+)
+from vis_core.providers.errors import UnfinishedResponse
 from vis_core.providers.retry import stream_with_retries
 
 from .samples import collect, conversation_request, providers, simple_request
@@ -334,7 +340,7 @@ async def test_prompt_too_long_is_a_context_overflow(
             400, "prompt is too long: 210351 tokens > 200000 maximum", "invalid_request_error"
         )
     )
-    with pytest.raises(ContextOverflow, match="prompt is too long") as err:
+    with pytest.raises(ContextOverflowError, match="prompt is too long") as err:
         await collect(provider_at())
     assert (err.value.input_tokens, err.value.limit, err.value.retryable) == (210351, 200000, False)
 

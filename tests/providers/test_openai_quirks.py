@@ -18,9 +18,9 @@ from vis_core.model.conversation import (
     UsageUpdate,
 )
 from vis_core.model.usage import Usage
-from vis_core.providers.base import ProviderError
+from vis_core.providers.base import ContextOverflowError, ProviderError
 from vis_core.providers.common import estimate_tokens, request_chars
-from vis_core.providers.errors import ContextOverflow, UnfinishedResponse
+from vis_core.providers.errors import UnfinishedResponse
 from vis_core.providers.openai_provider import OpenAIProvider
 from vis_core.providers.retry import stream_with_retries
 
@@ -134,7 +134,7 @@ async def test_an_empty_200_for_a_request_over_the_limit_is_a_context_overflow(
 ) -> None:
     wire_server.reply(WireReply(empty_stream=True))
     provider = provider_at(model_overrides={"small": {"input_limit": 10}})
-    with pytest.raises(ContextOverflow) as failure:
+    with pytest.raises(ContextOverflowError) as failure:
         await collect(provider, simple_request("small", "x" * 400))
     assert failure.value.limit == 10 and (failure.value.input_tokens or 0) > 10
     assert failure.value.usage is None  # refused before reading it: not counted as spent
@@ -221,7 +221,7 @@ async def test_context_errors_are_context_overflow(
     limit: int | None,
 ) -> None:
     wire_server.reply(body)
-    with pytest.raises(ContextOverflow) as failure:
+    with pytest.raises(ContextOverflowError) as failure:
         await collect(provider_at())
     assert (failure.value.input_tokens, failure.value.limit) == (tokens, limit)
     assert not failure.value.retryable and failure.value.status == 400
@@ -411,7 +411,7 @@ async def test_a_refusal_of_the_value_is_not_a_refused_field(
             "BadRequestError",
         )
     )
-    with pytest.raises(ContextOverflow):
+    with pytest.raises(ContextOverflowError):
         await collect(provider_at())
     assert len(wire_server.requests) == 1
 

@@ -14,8 +14,9 @@ from vis_core.events import UsageReported
 from vis_core.host import Host, HostOptions
 from vis_core.model.conversation import TextDelta
 from vis_core.model.turn import TurnStatus
+from vis_core.providers.base import ContextOverflowError
 from vis_core.providers.common import MIN_OUTPUT_TOKENS, estimate_tokens, request_chars
-from vis_core.providers.errors import ContextOverflow, OutputLimitTooLarge, output_limit_refusal
+from vis_core.providers.errors import OutputLimitTooLarge, output_limit_refusal
 from vis_core.providers.openai_provider import OpenAIProvider
 
 from .samples import collect, providers, simple_request
@@ -79,7 +80,7 @@ async def test_a_prompt_that_leaves_no_room_is_too_long_measured_by_its_messages
     with VllmServer(2048, wording=wording, models=False) as vllm:
         async with providers(OpenAIProvider, api_key="", base_url=vllm.base_url) as make:
             request = asking(8192, "word " * 1400)
-            with pytest.raises(ContextOverflow) as failure:
+            with pytest.raises(ContextOverflowError) as failure:
                 await collect(make(), request)
     prompt = vllm.prompt_tokens(vllm.wire.bodies[0])
     assert 2048 - MIN_OUTPUT_TOKENS < prompt < 2048  # the messages fit, no answer would

@@ -21,9 +21,6 @@ from vis_core.providers.common import (
 from vis_core.providers.retry_after import retry_after
 from vis_core.system.redaction import hide_credentials
 
-# The typed "request too long" error; ``ContextOverflowError`` in ``providers.base``.
-ContextOverflow = ContextOverflowError
-
 
 class OutputLimitTooLarge(ProviderError):
     """The prompt fits the model's context, but not with the output limit asked for
@@ -225,8 +222,8 @@ def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def context_overflow(provider: str, status: int | None, body: Any) -> ContextOverflow | None:
-    """The ContextOverflow an error body describes, or None when it is another error."""
+def context_overflow(provider: str, status: int | None, body: Any) -> ContextOverflowError | None:
+    """The ContextOverflowError an error body describes, or None when it is another error."""
     message = _message(body)
     code = _body_field(body, "code") or ""
     kind = _body_field(body, "type") or ""
@@ -240,7 +237,7 @@ def context_overflow(provider: str, status: int | None, body: Any) -> ContextOve
         tokens = tokens or _count(inner.get("n_prompt_tokens"))
         limit = limit or _count(inner.get("n_ctx"))
     where = f" (HTTP {status})" if status else ""
-    return ContextOverflow(
+    return ContextOverflowError(
         f"{provider}: the request is longer than the model's context window{where}: "
         f"{detail or code or kind}",
         status=status,
@@ -280,10 +277,10 @@ def _reason(exc: BaseException) -> str:
 
 def output_limit_refusal(
     provider: str, status: int | None, body: Any
-) -> OutputLimitTooLarge | ContextOverflow | None:
+) -> OutputLimitTooLarge | ContextOverflowError | None:
     """The error for a refusal of the output limit asked for (max_tokens): the prompt and it
     together exceed the model's context. :class:`OutputLimitTooLarge` when the prompt leaves
-    at least ``MIN_OUTPUT_TOKENS`` for the answer, else a ContextOverflow (the conversation
+    at least ``MIN_OUTPUT_TOKENS`` for the answer, else a ContextOverflowError (the conversation
     itself must shrink); None when ``body`` says something else."""
     message = _message(body)
     found = next(filter(None, (p.search(message) for p in _OUTPUT_LIMIT_FIGURES)), None)
@@ -294,7 +291,7 @@ def output_limit_refusal(
     limit = _number(found, "limit")
     where = f" (HTTP {status})" if status else ""
     if limit - tokens < MIN_OUTPUT_TOKENS:
-        return ContextOverflow(
+        return ContextOverflowError(
             f"{provider}: the request ({tokens} tokens) leaves no room for an answer in the "
             f"model's {limit}-token context window{where}: {detail}",
             status=status,

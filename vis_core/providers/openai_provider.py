@@ -19,7 +19,7 @@ from vis_core.model.conversation import (
     UsageUpdate,
 )
 from vis_core.model.usage import Usage
-from vis_core.providers.base import ModelRequest, StreamEvent
+from vis_core.providers.base import ContextOverflowError, ModelRequest, StreamEvent
 from vis_core.providers.common import (
     OPENAI_KEY_ENV,
     OPENAI_MARK,
@@ -28,10 +28,7 @@ from vis_core.providers.common import (
     request_chars,
     tool_choice_of,
 )
-from vis_core.providers.errors import (
-    ContextOverflow,
-    UnfinishedResponse,
-)
+from vis_core.providers.errors import UnfinishedResponse
 from vis_core.providers.openai_answer import (
     REASONING_CONTENT,
     AnswerReader,
@@ -292,7 +289,7 @@ class OpenAIProvider(SdkProvider):
         estimate = estimate_tokens(request_chars(request))
         limit = self.model_info(request.model).input_limit
         if not answered_chars and estimate > limit:
-            return ContextOverflow(
+            return ContextOverflowError(
                 f"{self.name} ended the response before any answer, and the request (about "
                 f"{estimate} tokens) is longer than the model's input limit ({limit}): the "
                 f"server at {self.url} most likely refused it as too long; its log says so",

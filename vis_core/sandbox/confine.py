@@ -15,6 +15,8 @@ from importlib.machinery import ModuleSpec
 from types import FrameType, ModuleType
 from typing import Any
 
+from vis_core.system.child_process import VIS_PACKAGES
+
 SPAWN_EVENTS = frozenset(
     {
         "subprocess.Popen",
@@ -39,7 +41,6 @@ CTYPES_REFUSED = (
 # What a block may import of Vis: the public SDK only, under either of its names.
 PUBLIC_SDK = ("vis_core.extension", "blockether.vis.extension")
 SDK_PARENTS = ("blockether", "blockether.vis")  # packages that hold nothing but the SDK
-VIS_PACKAGES = ("vis_core", "vis_tui", "vis_extensions", "blockether")
 NATIVE_REFUSED = (
     "import of {name!r} is refused in the model's sandbox under the jail: native calls "
     "through ctypes and direct process spawns are not allowed there; run commands with "

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 PARENT_POLL_INTERVAL = 1.0  # seconds between two looks at the parent
 # The folder that holds this ``vis_core`` (a checkout, or site-packages): children load it there.
 VIS_ROOT = Path(__file__).resolve().parents[2]
+# Vis's own packages: read-only in the jail wherever they lie; a jailed block imports only the SDK.
+VIS_PACKAGES = ("vis_core", "vis_tui", "vis_extensions", "blockether")
 
 # What a child runs first (``-c``): ``vis_core`` from VIS_ROOT and nothing else from there, then
 # ``module:function``. Neither the working folder nor VIS_ROOT goes on ``sys.path``: either may

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from vis_core.paths import hard_link_problem, vis_folders
 from vis_core.small_files import small_text
+from vis_core.system.child_process import VIS_PACKAGES
 from vis_core.system.git_control import OTHER_AGENTS, GitLooks, gitdir_named
 from vis_core.system.jail_check import (
     SYSTEM_DIRS,
@@ -37,8 +38,6 @@ PROTECTED_PREFIX = ".env"
 TOLD_WHEN_MADE = (*OTHER_AGENTS, ".vscode/tasks.json")
 # Folders of home that start programs although their names have no dot (~/bin is on PATH).
 HOME_READ_ONLY = ("bin",)
-# Vis's own packages: read-only in the jail wherever they lie (also inside the workspace).
-VIS_PACKAGES = ("vis_core", "vis_tui", "vis_extensions", "blockether")
 
 
 def protected_files(folder: Path) -> list[Path]:

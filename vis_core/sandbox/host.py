@@ -511,7 +511,7 @@ class Sandbox:
             if self._busy:  # still starting the child: stop before the block begins
                 self._interrupt_pending = True
             return
-        await self._interrupt(block, self._done.get(block))
+        await self._interrupt(self._done.get(block))
 
     def end_strays(self) -> None:
         """The turn ended: kill every process its blocks started that still runs (a
@@ -787,7 +787,7 @@ class Sandbox:
                 reply = await asyncio.wait_for(asyncio.shield(done), self.time_limit or None)
             except TimeoutError:
                 overran = time_limit_note(self.time_limit)
-                await self._stop_block(block, done)
+                await self._stop_block(done)
                 try:
                     reply = await asyncio.wait_for(asyncio.shield(done), 5.0)
                 except TimeoutError:
@@ -809,7 +809,7 @@ class Sandbox:
             error = f"{overran}\n{error}" if overran else error
             return BlockResult(text, error, restarted, time.monotonic() - started)
         except asyncio.CancelledError:
-            self._stopping = self._spawn(self._interrupt(block, done))
+            self._stopping = self._spawn(self._interrupt(done))
             raise
         finally:
             self._running = None
@@ -835,18 +835,18 @@ class Sandbox:
             tuple(reply.forms),
         )
 
-    async def _interrupt(self, block: int, done: asyncio.Future[Any] | None) -> None:
+    async def _interrupt(self, done: asyncio.Future[Any] | None) -> None:
         """The turn was cancelled (Esc, Ctrl+C): stop the block, then every tool call still
         in flight. The child cancels the calls its block awaited; one a task of the block
         started and left running (or whose cancel was lost) would run on, holding its
         extension, while no block waits for it."""
         try:
-            await self._stop_block(block, done)
+            await self._stop_block(done)
         finally:
             if self._calls is not None:
                 self._calls.cancel_all()
 
-    async def _stop_block(self, block: int, done: asyncio.Future[Any] | None) -> None:
+    async def _stop_block(self, done: asyncio.Future[Any] | None) -> None:
         proc = self._proc
         if proc is None or proc.returncode is not None or (done is not None and done.done()):
             return

@@ -297,10 +297,10 @@ class ShellHandle(HostHandle):
         self.seen = True
         return self.status()
 
-    def tail(self, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> str:
-        """The last ``lines`` lines of output (at most ``chars`` characters)."""
-        text = "\n".join(line for _, line in self.output_lines()[-lines:])
-        return text if len(text) <= chars else "…" + text[-(chars - 1) :]
+    def tail(self) -> str:
+        """The last ``TAIL_LINES`` lines of output (at most ``TAIL_CHARS`` characters)."""
+        text = "\n".join(line for _, line in self.output_lines()[-TAIL_LINES:])
+        return text if len(text) <= TAIL_CHARS else "…" + text[-(TAIL_CHARS - 1) :]
 
     async def type(self, text: str) -> None:
         """Send ``text`` to the command's stdin (add ``\\n`` to press Enter)."""

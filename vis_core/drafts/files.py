@@ -30,14 +30,13 @@ PIECE = 1 << 20  # bytes read at a time
 class Budget:
     """What one copy (a draft's start, sync or approval; ``vis replay``'s workspace) may
     still take: a file over :data:`LARGEST_FILE`, or one that takes the sizes copied past
-    ``total``, is refused by name (:class:`DraftError`). A block makes a sparse terabyte,
-    or a file with a thousand hard links, in an instant; copying them would not be free.
-    Shared by the threads of one copy."""
+    :data:`LARGEST_COPY`, is refused by name (:class:`DraftError`). A block makes a sparse
+    terabyte, or a file with a thousand hard links, in an instant; copying them would not be
+    free. Shared by the threads of one copy."""
 
-    def __init__(self, who: str = "a draft", total: int = LARGEST_COPY) -> None:
+    def __init__(self, who: str = "a draft") -> None:
         self.who = who
-        self.total = total
-        self._left = total
+        self._left = LARGEST_COPY
         self._lock = threading.Lock()
 
     def take(self, name: str, size: int) -> None:
@@ -47,7 +46,7 @@ class Budget:
             if size > self._left:
                 raise DraftError(
                     f"{name} ({format_size(size)}) takes what {self.who} copies past "
-                    f"{format_size(self.total)} in all; move large files out of the workspace "
+                    f"{format_size(LARGEST_COPY)} in all; move large files out of the workspace "
                     "and try again"
                 )
             self._left -= size

@@ -29,12 +29,12 @@ def wait_text(seconds: float) -> str:
     return f"{minutes} min {rest} s" if minutes else f"{rest} s"
 
 
-def too_long_a_wait(error: ProviderError, wait: float, max_wait: float) -> ProviderError:
-    """``error``, final: the server asked for a wait longer than ``max_wait``."""
+def too_long_a_wait(error: ProviderError, wait: float) -> ProviderError:
+    """``error``, final: the server asked for a wait longer than :data:`MAX_WAIT`."""
     until = time.strftime("%H:%M:%S", time.localtime(time.time() + wait))
     return ProviderError(
         f"{error}; the server asks to wait {wait_text(wait)} before trying again, longer than "
-        f"the {wait_text(max_wait)} Vis waits: try again after {until}",
+        f"the {wait_text(MAX_WAIT)} Vis waits: try again after {until}",
         status=error.status,
         usage=error.usage,
     )
@@ -46,7 +46,6 @@ async def stream_with_retries(
     *,
     attempts: int = 3,
     base_delay: float = 0.5,
-    max_wait: float = MAX_WAIT,
     on_retry: OnRetry | None = None,
     sleep: Sleep = asyncio.sleep,
 ) -> AsyncIterator[StreamEvent]:
@@ -55,7 +54,7 @@ async def stream_with_retries(
 
     An attempt is retried only when it failed before yielding anything; otherwise (or when
     the error is not retryable, or ``attempts`` are used up) the error is raised. A server
-    that asks to wait longer than ``max_wait`` seconds fails the request at once, saying
+    that asks to wait longer than :data:`MAX_WAIT` seconds fails the request at once, saying
     when to try again. ``on_retry(failed_attempt, error, delay)`` (sync or async) is called
     before each wait.
     """
@@ -81,8 +80,8 @@ async def stream_with_retries(
             delay = exc.retry_after
             if delay is None:
                 delay = backoff_delay(attempt, base_delay)
-            elif delay > max_wait:
-                raise too_long_a_wait(exc, delay, max_wait) from exc
+            elif delay > MAX_WAIT:
+                raise too_long_a_wait(exc, delay) from exc
             if on_retry is not None:
                 result = on_retry(attempt, exc, delay)
                 if inspect.isawaitable(result):

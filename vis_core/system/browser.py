@@ -48,13 +48,12 @@ def browser_command(
     url: str,
     roots: Iterable[Path],
     environ: Mapping[str, str] = os.environ,
-    platform: str = sys.platform,
 ) -> list[str] | None:
     """The command that opens ``url`` in a graphical browser, its program an absolute path in
     a ``PATH`` folder outside ``roots`` (the workspace); None when there is none (no display,
     as over SSH, or no opener installed)."""
     roots = tuple(roots)
-    if platform == "darwin":
+    if sys.platform == "darwin":
         opener = host_program("open", roots)
         return [opener, url] if opener else None
     if not (environ.get("DISPLAY") or environ.get("WAYLAND_DISPLAY")):

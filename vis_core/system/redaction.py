@@ -285,16 +285,16 @@ _saved = _SavedSecrets()
 log_filter: RedactingFilter | None = None
 
 
-def log_redactors(paths: VisPaths | None = None) -> list[Redactor]:
+def log_redactors() -> list[Redactor]:
     """The redactors :func:`redact_log_text` applies, taken once (for many texts in a row)."""
     active = log_filter
-    saved = _saved.redactor((paths or VisPaths.from_env()).secrets_file)
+    saved = _saved.redactor(VisPaths.from_env().secrets_file)
     return [active.redactor, saved] if active is not None else [saved]
 
 
-def redact_log_text(text: str, paths: VisPaths | None = None) -> str:
+def redact_log_text(text: str) -> str:
     """``text`` as it may be written to the log folder: every saved secret as ``[REDACTED]``
-    (the attached Host's secrets, and those in the secrets file of ``paths``)."""
-    for redactor in log_redactors(paths):
+    (the attached Host's secrets, and those in Vis's secrets file)."""
+    for redactor in log_redactors():
         text = redactor.text(text)
     return text

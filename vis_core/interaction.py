@@ -120,10 +120,6 @@ class Interaction:
         self._presenters.append(presenter)
         return lambda: self._presenters.remove(presenter) if presenter in self._presenters else None
 
-    @property
-    def can_present(self) -> bool:
-        return bool(self._presenters)
-
     def only_session(self) -> str | None:
         """The session attached here when it is the only one (a thread's calls go there)."""
         return next(iter(self._sessions)) if len(self._sessions) == 1 else None

@@ -4,7 +4,7 @@ root builds it from the host's services: ``vis_core.host.sdk_port.SdkPort``)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -69,7 +69,7 @@ class HostPort(Protocol):
 
     async def open_session(self, session_id: str) -> OpenSession: ...
 
-    async def host_at(self, root: Path) -> HostPort: ...  # the Vis of another workspace root
+    def host_at(self, root: Path, /) -> Awaitable[HostPort]: ...  # another workspace root's Vis
 
     def session_model(
         self,

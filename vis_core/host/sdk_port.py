@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 class SdkPort:
     """What ``vis.sessions``, ``vis.council`` and ``vis.attach`` reach of one workspace's Vis
     (a :class:`HostPort`), built by the composition root once the session factory exists;
-    ``other_root``: the port of the Vis of another workspace root."""
+    ``host_at``: the port of the Vis of another workspace root."""
 
     store: Store
     space: Workspace
@@ -40,7 +40,7 @@ class SdkPort:
     registry: SessionRegistry
     factory: SessionFactory
     mcp: HostMcp
-    other_root: Callable[[Path], Awaitable[HostPort]]
+    host_at: Callable[[Path], Awaitable[HostPort]]
     loop: asyncio.AbstractEventLoop | None
     council: Council = field(init=False)
 
@@ -66,9 +66,6 @@ class SdkPort:
 
     async def open_session(self, session_id: str) -> AgentSession:
         return await self.registry.open_session(session_id, self.factory.build, self.mcp.start)
-
-    async def host_at(self, root: Path) -> HostPort:
-        return await self.other_root(root)
 
     def session_model(
         self,

@@ -6,10 +6,10 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vis_core.agent.session import title_from_request
+from vis_core.command_host import Models
 from vis_core.events import BlockFinished, Event
 from vis_core.model.turn import TurnStatus
 from vis_core.store.session_data import resolve_any
@@ -83,17 +83,10 @@ class ChildSessions(Protocol):
     async def close_session(self, session: AgentSession) -> None: ...
 
 
-class ChildModels(Protocol):
-    """A child's model (the host's ``ModelResolver``)."""
+class ChildModels(Models, Protocol):
+    """A child's model (the host's ``ModelResolver``): a fresh one, or its parent's."""
 
     def model_of_session(self, session_id: str) -> SessionModel: ...
-    def session_model(
-        self,
-        choice: ModelChoice | None = None,
-        *,
-        script: Path | None = None,
-        session_id: str | None = None,
-    ) -> SessionModel: ...
 
 
 @dataclass(frozen=True)

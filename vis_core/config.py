@@ -50,12 +50,12 @@ def too_deep(path: Path) -> str:
 
 
 class ConfigFile:
-    """``config.toml`` as last read; ``reread()`` reads the file again when its size or
-    modification time changed since (a person edited it while Vis runs)."""
+    """``config.toml`` as last read; ``reread()`` reads the file again when its
+    :func:`file_stamp` changed since (a person edited it while Vis runs)."""
 
     def __init__(self, path: Path, loaded: UserConfig | None = None) -> None:
         self.path = path
-        self._stamp = _stamp(path)
+        self._stamp = file_stamp(path)
         self._config = loaded if loaded is not None else load_config(path)
 
     def current(self) -> UserConfig:
@@ -64,7 +64,7 @@ class ConfigFile:
 
     def reread(self) -> bool:
         """Read the file again if it changed; True when it had."""
-        stamp = _stamp(self.path)
+        stamp = file_stamp(self.path)
         if stamp == self._stamp:
             return False
         self._stamp, self._config = stamp, load_config(self.path)
@@ -72,15 +72,17 @@ class ConfigFile:
 
     def replace(self, config: UserConfig) -> None:
         """Use ``config`` (just read by the caller) until the file changes again."""
-        self._stamp, self._config = _stamp(self.path), config
+        self._stamp, self._config = file_stamp(self.path), config
 
 
-def _stamp(path: Path) -> tuple[int, int] | None:
+def file_stamp(path: Path) -> tuple[int, int, int] | None:
+    """When and how ``path`` was last written: its modification time, size and inode (a file
+    put in its place is told apart too); None when there is none."""
     try:
         status = path.stat()
     except OSError:
         return None
-    return status.st_mtime_ns, status.st_size
+    return status.st_mtime_ns, status.st_size, status.st_ino
 
 
 def not_utf8(path: Path, exc: UnicodeDecodeError) -> str:

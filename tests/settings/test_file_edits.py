@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from warm_servers import vis_command
 
+from vis_core.config import ConfigFile
 from vis_core.settings.storage import GlobalFile, ProjectFiles, SettingsFileError
 
 CONFIG = """# my settings
@@ -57,3 +58,15 @@ def test_a_broken_file_is_never_rewritten(vis_home: Path, content: bytes) -> Non
         GlobalFile(path).write("jail", True)
     assert str(path) in str(caught.value)
     assert path.read_bytes() == content
+
+
+def test_config_put_in_place_with_the_same_size_and_time_is_read_again(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('model = "a/one"\n')
+    config = ConfigFile(path)
+    was = path.stat()
+    other = tmp_path / "new.toml"
+    other.write_text('model = "a/two"\n')  # as long, saved by renaming over it
+    os.utime(other, ns=(was.st_atime_ns, was.st_mtime_ns))
+    os.replace(other, path)
+    assert config.reread() and config.current().data["model"] == "a/two"

@@ -12,6 +12,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from vis_core.config import file_stamp
 from vis_core.extension.context import CallContext, calling
 from vis_core.extension.errors import member
 from vis_core.extension.settings_decl import Setting, SettingScope
@@ -274,7 +275,7 @@ class SettingsService(SettingsReader):
             self.project.settings_file,
             self.project.yml,
         )
-        return tuple(_stamp(path) for path in files)
+        return tuple(file_stamp(path) for path in files)
 
     def _saw(self, result: SaveResult) -> None:
         """The listeners are told ``result``: the open sessions it concerns have seen it."""
@@ -481,14 +482,6 @@ class SettingsService(SettingsReader):
                 f"{type(exc).__name__}: {exc}. The value stays saved."
             )
         return None
-
-
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    try:
-        status = path.stat()
-    except OSError:
-        return None
-    return status.st_mtime_ns, status.st_size, status.st_ino
 
 
 def _call_hook(

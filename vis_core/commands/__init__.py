@@ -400,7 +400,8 @@ def _file_command(item: CommandFile) -> _Command:
     """``/NAME`` of a command file: its body, arguments in place, goes to the model."""
 
     def run(ctx: dict[str, Any]) -> CommandResult:
-        request = PromptToSend(item.expand(ctx["raw"]), label=f"/{item.name}", model=item.model)
+        text = item.expand(ctx["raw"], ctx["args"])
+        request = PromptToSend(text, label=f"/{item.name}", model=item.model)
         return send_prompt(f"/{item.name}", request)
 
     owner = "project file" if item.source == "project" else "personal file"

@@ -16,8 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import re
-import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -52,12 +51,9 @@ class CommandFile:
     path: Path
     source: CommandSource
 
-    def expand(self, raw: str) -> str:
-        """The body with ``$ARGUMENTS`` and ``$1``…``$9`` replaced (missing ones empty)."""
-        try:
-            args = shlex.split(raw)
-        except ValueError:
-            args = raw.split()
+    def expand(self, raw: str, args: Sequence[str]) -> str:
+        """The body with ``$ARGUMENTS`` (``raw``) and ``$1``…``$9`` (of ``args``, the
+        command's words) replaced (missing ones empty)."""
 
         def value(match: re.Match[str]) -> str:
             key = match.group(1)

@@ -11,12 +11,11 @@ from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.model.extensions import ExtensionSource, ExtensionStatus
 from vis_core.settings.service import SettingsService
 from vis_core.settings.storage import disabled_extensions
-from vis_core.tools.registry import HostTool
 
 
 class ExtensionCatalog:
     """The extensions as last loaded (``loaded``, replaced by :meth:`read_again`) and what
-    they declare: tools, slash commands, per-extension locks, load failures."""
+    they declare: slash commands, per-extension locks, load failures."""
 
     def __init__(self, loaded: LoadedExtensions) -> None:
         self.loaded = loaded
@@ -24,9 +23,6 @@ class ExtensionCatalog:
     def current(self) -> LoadedExtensions:
         """The extensions now (a reload replaces them): what settings and workers follow."""
         return self.loaded
-
-    def tools(self) -> list[HostTool]:
-        return self.loaded.host_tools()
 
     def commands(self) -> list[tuple[str, Any]]:
         return [

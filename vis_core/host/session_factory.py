@@ -364,7 +364,7 @@ class SessionFactory:
         if not discovery:  # introspection off: consult() reads stored sessions, as read_session
             children = [tool for tool in children if tool.name != "consult"]
         registry = ToolRegistry(
-            [*builtins, *discovery, *children, *self.catalog.tools(), *mcp_tools]
+            [*builtins, *discovery, *children, *self.catalog.loaded.host_tools(), *mcp_tools]
         )
         if self.subagents.is_read_only(session_id):  # a read-only child session
             registry = read_only_registry(registry)

@@ -316,3 +316,24 @@ async def test_commits_are_freed_without_the_cyclic_collector(host: Host) -> Non
         gc.enable()
     assert len(seen.events) == 20 and not seen.unsaved
     assert alive == 0
+
+
+async def test_a_raising_watcher_or_subscriber_is_logged_and_the_others_still_see_it(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    def boom(event: Event) -> None:
+        raise RuntimeError("boom")
+
+    with _bus(tmp_path / "vis.db") as (_store, bus, sid):
+        early: list[Event] = []
+        seen: list[Event] = []
+        for early_one in (True, False):
+            bus.subscribe(boom, early=early_one)
+        bus.subscribe(early.append, early=True)
+        bus.subscribe(seen.append)
+        note = Notification(sid, text="still seen")
+        await bus.emit(note)
+        assert early == seen == [note]
+    said = [r.getMessage() for r in caplog.records]
+    assert f"event watcher {boom!r} failed on {note.type}" in said
+    assert f"event subscriber {boom!r} failed on {note.type}" in said

@@ -122,7 +122,7 @@ class EventBus:
     async def emit(self, event: Event) -> None:
         """Commit the event (off the loop), then publish it: a crash never loses what was
         shown. Returns once published; a cancel of the caller does not stop either."""
-        self._watch(event)
+        self._deliver(event, True)
         loop = self._loop = asyncio.get_running_loop()
         if isinstance(event, ACTIVITY_KINDS):
             with self._lock:
@@ -146,7 +146,7 @@ class EventBus:
         with self._lock:  # one look: the event, then the count
             self._held.append(event)
             full = len(self._held) >= MAX_HELD
-        self._watch(event)  # before it is published, which waits for the loop
+        self._deliver(event, True)  # before it is published, which waits for the loop
         if full:
             self._cancel_timer()
             self._submit(None, None)  # published once committed, on the loop
@@ -154,15 +154,17 @@ class EventBus:
             assert self._loop is not None
             self._hold_timer = self._loop.call_later(HOLD, self.flush)
 
-    def _watch(self, event: Event) -> None:
-        """Show ``event`` to the early subscribers."""
+    def _deliver(self, event: Event, early: bool) -> None:
+        """Show ``event`` to the early watchers (``early``) or to the subscribers, in order;
+        one that raises is logged, and the others still see it."""
         kind = type(event)
-        watchers = self._early_routes.get(kind)
-        for watcher in self._route(kind, True) if watchers is None else watchers:
+        callbacks = (self._early_routes if early else self._routes).get(kind)
+        for callback in self._route(kind, early) if callbacks is None else callbacks:
             try:
-                watcher(event)
+                callback(event)
             except Exception:
-                log.exception("event watcher %r failed on %s", watcher, event.type)
+                role = "watcher" if early else "subscriber"
+                log.exception("event %s %r failed on %s", role, callback, event.type)
 
     def flush(self) -> None:
         """Submit the held Activity events now (their calls still run); they are published
@@ -253,13 +255,7 @@ class EventBus:
             for index, event in enumerate(commit.events):
                 if index < len(seqs):  # a subscriber reads the seq of the event it is given
                     self.published_seq = seqs[index]
-                kind = type(event)
-                callbacks = self._routes.get(kind)
-                for callback in self._route(kind, False) if callbacks is None else callbacks:
-                    try:
-                        callback(event)
-                    except Exception:
-                        log.exception("event subscriber %r failed on %s", callback, event.type)
+                self._deliver(event, False)
             if commit.shown is not None and not commit.shown.done():
                 commit.shown.set_result(None)
 

@@ -29,7 +29,7 @@ def _invoker(tmp_path: Path, position: CallPosition | None = None) -> ToolInvoke
 def test_new_record_carries_every_field_it_is_given(tmp_path: Path) -> None:
     position = CallPosition()
     invoker = _invoker(tmp_path, position)
-    position.move(CallSite("t1", "i1", 3))  # the session moves it; its invoker reads it
+    position.site = CallSite("t1", "i1", 3)  # the session moves it; its invoker reads it
     record = invoker.new_record(
         "echo",
         "Echo",
@@ -113,7 +113,7 @@ def test_new_record_is_what_the_constructor_builds(tmp_path: Path) -> None:
     from vis_core.model.activity import ActivityRecord, field_names
 
     position = CallPosition()
-    position.move(CallSite("t1", "i1", 2))
+    position.site = CallSite("t1", "i1", 2)
     record = _invoker(tmp_path, position).new_record(
         "echo", "Echo", tag=SymbolTag.MUTATION, owner="bench", parent_id="p", handle_id="h"
     )
@@ -146,7 +146,7 @@ async def test_each_call_has_a_context_of_its_own(tmp_path: Path) -> None:
         position=position,
     )
     await invoker.call("probe", (), {})
-    position.move(CallSite("t2", "i2", 1))
+    position.site = CallSite("t2", "i2", 1)
     await invoker.call("probe", (), {}, callers=("other",), parent_id="p1")
     first, second = seen
     assert first.unanswered_forms == ["form 0"] and second.unanswered_forms == ["form 1"]

@@ -62,19 +62,12 @@ class CallSite:
     form: int = 0
 
 
+@dataclass
 class CallPosition:
-    """Where one session's tool calls happen now. The session owns it and moves it as its
+    """Where one session's tool calls happen now. The session owns it and sets ``site`` as its
     turns and blocks go on; the session's invoker only reads it."""
 
-    def __init__(self) -> None:
-        self._site = CallSite()
-
-    @property
-    def site(self) -> CallSite:
-        return self._site
-
-    def move(self, site: CallSite) -> None:
-        self._site = site
+    site: CallSite = CallSite()
 
 
 _CROSSING = frozenset({Encoded, type(None), bool, int, float, str, bytes})  # always cross

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 def _at_turn(session: AgentSession, turn_id: str) -> None:
     """Tool calls made now belong to ``turn_id``, outside any block."""
-    session.position.move(CallSite(turn_id))
+    session.position.site = CallSite(turn_id)
 
 
 async def attach_files(session: AgentSession, turn_id: str, paths: Sequence[str]) -> None:

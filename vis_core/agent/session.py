@@ -872,7 +872,7 @@ class AgentSession:
         iteration_id = await self._start_iteration(turn_id, index, call)
         is_code = call.name == PYTHON_EXECUTION
         code = str(call.arguments.get("code", "")) if is_code else ""
-        self.position.move(CallSite(turn_id, iteration_id, index))
+        self.position.site = CallSite(turn_id, iteration_id, index)
         started = time.monotonic()
         stdout, error, restarted = "", None, None
         self.call_state.take_shown()  # a show belongs to the block that made it

@@ -116,8 +116,6 @@ class ToolInvoker:
         self._plan = plan  # in plan mode, calls that change things are refused
         self._registry = registry
         self._emit = emit
-        self._workspace = workspace
-        self._project_root = project_root
         self.channel = channel  # the front end its session runs in
         self._locks = locks
         self._prepare = prepare_arguments
@@ -152,11 +150,10 @@ class ToolInvoker:
     @property
     def workspace(self) -> Path:
         """The folder the session's tools work in (its draft's, inside a draft)."""
-        return self._workspace
+        return self._blank_context.workspace_root
 
     def move_to(self, workspace: Path, project_root: Path) -> None:
         """The session entered or left a draft: calls from now on run with these roots."""
-        self._workspace, self._project_root = workspace, project_root
         self._blank_context = dataclasses.replace(
             self._blank_context, workspace_root=workspace, project_root=project_root
         )
@@ -648,7 +645,7 @@ class ToolInvoker:
     def _with_presentation(
         self, record: ActivityRecord, presentation: ActivityPresentation
     ) -> ActivityRecord:
-        shortened = shorten_presentation(bounded_presentation(presentation), self._workspace)
+        shortened = shorten_presentation(bounded_presentation(presentation), self.workspace)
         handle_id = presentation.handle_id or record.handle_id
         return _evolve(record, presentation=shortened, handle_id=handle_id)
 

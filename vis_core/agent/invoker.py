@@ -422,7 +422,7 @@ class ToolInvoker:
 
         # the extension's render runs in its worker, never in the host (a handle's method,
         # ``run``, is drawn by the host's handle itself); success is drawn with the call
-        in_worker = run is None and self._in_worker(tool)
+        in_worker = run is None and self._worker is not None and self._worker.runs(tool.owner)
         draw_with_call = in_worker and activity is not None and activity.render is not None
         drawn: tuple[Any, str | None] | None = None
         plan = self._plan if run is None else None  # a handle's method is not a tool
@@ -572,9 +572,6 @@ class ToolInvoker:
         ended = record.state is not ActivityState.RUNNING
         event = ActivityEnded if ended else ActivityStarted
         await self._emit(event(self._session_id, activity=record))
-
-    def _in_worker(self, tool: HostTool) -> bool:
-        return self._worker is not None and self._worker.runs(tool.owner)
 
     def _refuse_waiting(self, tool: HostTool) -> threading.RLock | None:
         """The extension's lock; refuse the call while its extension waits on this session."""

@@ -139,8 +139,9 @@ class TurnOutcome:
     cut: bool = False  # the last response stopped at the output limit (max_tokens)
 
 
-# The stored events a resumed session is rebuilt from (see ``AgentSession._absorb``).
-HISTORY_EVENTS = CONVERSATION_EVENTS | {"TurnStarted", "UsageReported"}
+# The stored events a resumed session is rebuilt from (see ``AgentSession._absorb``): its
+# conversation's, among them the TurnStarted and UsageReported its turn count and usage add up.
+HISTORY_EVENTS = CONVERSATION_EVENTS
 
 
 class AgentSession:
@@ -196,9 +197,7 @@ class AgentSession:
         for event in history:
             self._absorb(event)
         # state is current before others look; an Activity changes none of it
-        self.events.subscribe(
-            self._absorb, first=True, kinds=(*CONVERSATION_KINDS, TurnStarted, UsageReported)
-        )
+        self.events.subscribe(self._absorb, first=True, kinds=CONVERSATION_KINDS)
 
     @property
     def call_state(self) -> SessionCallState:

@@ -109,7 +109,10 @@ async def test_every_call_is_one_activity_stored_in_order_on_either_path(
     assert tools.count("echo") == tools.count("quiet") == tools.count("sketched") == CALLS
     assert set(starts) == set(ends)
     by_tool = {e.activity.tool: e.activity for e in ends.values() if e.activity is not None}
-    drawn, broken = by_tool["drawn"], by_tool["broken"]
+    drawn, broken, quiet = by_tool["drawn"], by_tool["broken"], by_tool["quiet"]
+    # a quick call's record is the tool's: its label, owner, tag and end-only showing
+    assert quiet.presentation is not None and quiet.presentation.headline == "Quiet"
+    assert (quiet.owner, quiet.tag, quiet.show_start) == ("quick", "observation", False)
     assert drawn.presentation is not None and drawn.presentation.summary == "success 3"
     assert broken.error == "ValueError: no 5"
     sketches = [

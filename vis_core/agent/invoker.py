@@ -305,15 +305,13 @@ class ToolInvoker:
         if bases is not None and bases[0] is tool and bases[2].loop is loop:
             return bases[1], bases[2]
         activity = tool.activity
-        record = _evolve(
-            self._blank_record,
-            tool=tool.name,
+        record = self.new_record(  # (its id, time and site are each call's own)
+            tool.name,
+            activity.label if activity is not None else tool.name,
             tag=tool.tag,
-            presentation=_headline_only(activity.label if activity is not None else tool.name),
             owner=tool.owner,
-            show_start=activity.show_start if activity is not None else True,
-            handle_id=None,
             parent_id=None,
+            show_start=activity.show_start if activity is not None else True,
         )
         session = self._live_session()
         context = _evolve(

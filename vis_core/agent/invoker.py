@@ -765,13 +765,6 @@ class QuickCall:
             self.record = self._invoker._presented(self.record, name, presented)
         self._end(None, value)
 
-    def _record(self, error: BaseException | None, value: Any) -> ActivityRecord:
-        """The call's Activity, ended with ``error`` or ``value``."""
-        assert self.context is not None
-        if error is not None:
-            return ToolInvoker.ended(self.record, error=error)
-        return ToolInvoker.returned(self.record, value, self.context)
-
     def _end(self, error: BaseException | None, value: Any) -> None:
         """Answer, then hold the Activity's end (its start too, for an end-only one) in the
         same loop pass, after its updates, before anything the sandbox does next. While its
@@ -811,7 +804,12 @@ class QuickCall:
         self, error: BaseException | None, value: Any
     ) -> list[ActivityStarted | ActivityEnded]:
         """The events that end the call's Activity: its end, after its start if not shown."""
-        session_id, record = self._invoker._session_id, self._record(error, value)
+        assert self.context is not None
+        if error is None:
+            record = ToolInvoker.returned(self.record, value, self.context)
+        else:
+            record = ToolInvoker.ended(self.record, error=error)
+        session_id = self._invoker._session_id
         ended = ActivityEnded(session_id, activity=record)
         return [ended] if self.shown else [ActivityStarted(session_id, activity=record), ended]
 

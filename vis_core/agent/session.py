@@ -101,28 +101,25 @@ def title_from_request(text: str, limit: int = 60) -> str:
     return cut + "…"
 
 
-def overflow_advice(label: str, channel: Channel = Channel.TUI, settled: bool = True) -> str:
-    """What a person can do when the conversation no longer fits the model, where they are
-    (``vis run`` has no /new nor /model) and with what there is (``settled``: earlier turns,
-    which can be folded; a first request has none)."""
-    said = f"the conversation is longer than {label} accepts. "
-    if channel is Channel.CLI and not settled:
-        return said + (
-            "Send less (a part of the file or diff), or run it on a model with a larger input "
-            "limit (vis run --model PROVIDER/MODEL)"
-        )
-    if channel is Channel.CLI:
-        return said + (
-            'Fold settled work (vis run --continue "/compact"), start a new session (vis run '
-            "without --continue), or pick a model with a larger input limit (--model "
-            "PROVIDER/MODEL)"
-        )
-    if not settled:
-        return said + "Send less, or pick a model with a larger input limit (/model)"
-    return said + (
-        "Fold settled work (/compact, or fold_session in a block), start a new session (/new), "
-        "or pick a model with a larger input limit (/model)"
-    )
+# What a person can do when the conversation no longer fits the model, by where they are (in
+# ``vis run``, which has no /new nor /model) and what there is (settled earlier turns, which can
+# be folded; a first request has none).
+_OVERFLOW_ADVICE: dict[tuple[bool, bool], str] = {
+    (True, False): "Send less (a part of the file or diff), or run it on a model with a larger "
+    "input limit (vis run --model PROVIDER/MODEL)",
+    (True, True): 'Fold settled work (vis run --continue "/compact"), start a new session (vis run '
+    "without --continue), or pick a model with a larger input limit (--model PROVIDER/MODEL)",
+    (False, False): "Send less, or pick a model with a larger input limit (/model)",
+    (False, True): "Fold settled work (/compact, or fold_session in a block), start a new session "
+    "(/new), or pick a model with a larger input limit (/model)",
+}
+
+
+def overflow_advice(label: str, channel: Channel, settled: bool) -> str:
+    """What the person reads when the conversation no longer fits ``label`` (see
+    :data:`_OVERFLOW_ADVICE`)."""
+    advice = _OVERFLOW_ADVICE[channel is Channel.CLI, settled]
+    return f"the conversation is longer than {label} accepts. {advice}"
 
 
 class StillTooLong(ContextOverflowError):

@@ -112,10 +112,9 @@ class TurnShape:
 
     position: int
     turn_id: str
-    iterations: list[int] = field(default_factory=list)  # indices, in order
     settled: set[int] = field(default_factory=set)  # indices whose block finished
     ended: bool = False
-    ids: dict[str, int] = field(default_factory=dict)  # iteration id -> index
+    ids: dict[str, int] = field(default_factory=dict)  # iteration id -> index, in order
 
 
 FoldSet = tuple[int, FoldCreated]  # how many folds, and the last one
@@ -278,7 +277,6 @@ class ConversationBuilder:
         self.call_tags[event.iteration_id] = tag
         shape = self.turns.get(position)
         if shape is not None:
-            shape.iterations.append(event.index)
             shape.ids[event.iteration_id] = event.index
         last = self.messages[-1] if self.messages else None
         if (
@@ -399,7 +397,7 @@ class ConversationBuilder:
         shape = self.turns.get(position)
         if shape is not None:
             shape.ended = True
-            shape.settled.update(shape.iterations)
+            shape.settled.update(shape.ids.values())
         text = self._pending_text.pop(event.turn_id, "")
         thinking = tuple(self._pending_thinking.pop(event.turn_id, ()))
         if text:

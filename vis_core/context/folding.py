@@ -49,9 +49,9 @@ def turn_steps(conversation: Any, live_iteration: str | None = None) -> dict[int
         is_current = position == current and not shape.ended
         live = shape.ids.get(live_iteration) if is_current and live_iteration else None
         if is_current and live is None:  # between blocks: every finished step is settled
-            unsettled = [i for i in shape.iterations if i not in shape.settled]
+            unsettled = [i for i in shape.ids.values() if i not in shape.settled]
             live = unsettled[0] if unsettled else None
-        out[position] = TurnSteps(position, tuple(shape.iterations), live, is_current)
+        out[position] = TurnSteps(position, tuple(shape.ids.values()), live, is_current)
     return out
 
 

@@ -202,13 +202,8 @@ class HostMcp:
         to it with the result."""
         if self._manager is None:
             return []
-        from vis_core.agent.deps import DirectTool
-
         self._recall(self._manager, session_id)
-        return [
-            DirectTool(spec.definition, spec.host_name, spec.present)
-            for spec in self._manager.direct_specs(session_id, output_dir, show)
-        ]
+        return self._manager.direct_specs(session_id, output_dir, show)
 
     def prompt_for_session(self, session_id: str = "") -> PromptSection:
         """The session's ``MCP servers`` section of the system prompt, kept as first sent; a

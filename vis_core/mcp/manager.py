@@ -8,7 +8,6 @@ import dataclasses
 import json
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +29,7 @@ from vis_core.paths import TrustStore
 from vis_core.tools.registry import HostTool
 
 if TYPE_CHECKING:
+    from vis_core.agent.deps import DirectTool
     from vis_core.extension_host.tool_hooks import ToolHooks
     from vis_core.paths import VisPaths
 
@@ -40,15 +40,6 @@ REACHABLE = (State.CONNECTED, State.DISCONNECTED, State.CONNECTING, State.FAILED
 _SEARCH = re.compile(r"\bapropos\s*\(")  # a block that searches tools waits for every server
 _NAMED = re.compile(r"\bmcp__([A-Za-z0-9_-]+)")  # a server, or a server's tool
 _UNDEFINED = re.compile(r"NameError: name 'mcp__(\w+)' is not defined")
-
-
-@dataclass(frozen=True)
-class DirectSpec:
-    """A tool declared to the model: its definition, host tool and result presenter."""
-
-    definition: ToolDefinition
-    host_name: str
-    present: Callable[[Any], str]
 
 
 class McpManager:
@@ -403,8 +394,10 @@ class McpManager:
 
     def direct_specs(
         self, session_id: str, output_dir: Path, show: Callable[[str], None]
-    ) -> list[DirectSpec]:
+    ) -> list[DirectTool]:
         """``session_id``'s direct tools; ``show`` shows a stored image to its model."""
+        from vis_core.agent.deps import DirectTool
+
         loaded = self._loaded.get(session_id, set())
         folder = output_dir / "mcp"
 
@@ -414,7 +407,7 @@ class McpManager:
             return direct_text(value, folder, show)
 
         specs = [
-            DirectSpec(
+            DirectTool(
                 ToolDefinition(info.name, _definition_text(conn, info), _schema(info)),
                 info.name,
                 present,
@@ -424,7 +417,7 @@ class McpManager:
             or (exposure is Exposure.DEFERRED and info.name in loaded)
         ]
         if self.resource_exposure() is Exposure.DIRECT:
-            specs += _resource_specs(show)
+            specs += _resource_tools(show)
         return specs
 
     def namespace_conn(self, name: str) -> ServerConnection | None:
@@ -514,7 +507,9 @@ def _definition_text(conn: ServerConnection, info: ToolInfo) -> str:
     return f"{text}\n\n(MCP server {conn.name!r}, tool {info.tool!r})"
 
 
-def _resource_specs(show: Callable[[str], None]) -> list[DirectSpec]:
+def _resource_tools(show: Callable[[str], None]) -> list[DirectTool]:
+    from vis_core.agent.deps import DirectTool
+
     def present(value: Any) -> str:
         if isinstance(value, dict) and "contents" in value:
             parts = []
@@ -539,7 +534,7 @@ def _resource_specs(show: Callable[[str], None]) -> list[DirectSpec]:
         "required": ["server", "uri"],
     }
     return [
-        DirectSpec(
+        DirectTool(
             ToolDefinition(
                 "list_mcp_resources",
                 "List MCP resources: {server?, resources: [...], nextCursor?}; with `server` one "
@@ -549,7 +544,7 @@ def _resource_specs(show: Callable[[str], None]) -> list[DirectSpec]:
             "list_mcp_resources",
             present,
         ),
-        DirectSpec(
+        DirectTool(
             ToolDefinition(
                 "list_mcp_resource_templates",
                 "List URI templates for resources the MCP servers do not list directly.",
@@ -558,7 +553,7 @@ def _resource_specs(show: Callable[[str], None]) -> list[DirectSpec]:
             "list_mcp_resource_templates",
             present,
         ),
-        DirectSpec(
+        DirectTool(
             ToolDefinition(
                 "read_mcp_resource", "Read an MCP resource by `server` and `uri`.", read
             ),

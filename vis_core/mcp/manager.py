@@ -534,32 +534,21 @@ def _resource_tools(show: Callable[[str], None]) -> list[DirectTool]:
         "required": ["server", "uri"],
     }
     return [
-        DirectTool(
-            ToolDefinition(
+        DirectTool(ToolDefinition(name, text, schema), name, present)
+        for name, text, schema in (
+            (
                 "list_mcp_resources",
                 "List MCP resources: {server?, resources: [...], nextCursor?}; with `server` one "
                 "page of that server (`cursor` continues), without it every resource.",
                 page,
             ),
-            "list_mcp_resources",
-            present,
-        ),
-        DirectTool(
-            ToolDefinition(
+            (
                 "list_mcp_resource_templates",
                 "List URI templates for resources the MCP servers do not list directly.",
                 page,
             ),
-            "list_mcp_resource_templates",
-            present,
-        ),
-        DirectTool(
-            ToolDefinition(
-                "read_mcp_resource", "Read an MCP resource by `server` and `uri`.", read
-            ),
-            "read_mcp_resource",
-            present,
-        ),
+            ("read_mcp_resource", "Read an MCP resource by `server` and `uri`.", read),
+        )
     ]
 
 

@@ -176,13 +176,7 @@ def _inner(body: Any) -> Any:
 def _message(body: Any) -> str:
     """The message inside an error body of either wire format, whole."""
     inner = _inner(body)
-    if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-        return inner["message"]
-    if isinstance(inner, str):
-        return inner
-    if isinstance(body, str) and body:
-        return body
-    return ""
+    return inner if isinstance(inner, str) else _body_field(body, "message") or ""
 
 
 def shown(text: str) -> str:

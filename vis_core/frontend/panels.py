@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Any
 from vis_core.extension.settings_decl import SettingScope
 from vis_core.mcp.client import ServerConnection, State
 from vis_core.mcp.config import Exposure, Source, Transport
-from vis_core.mcp.manager import SETTLE, McpManager, attention_first
+from vis_core.mcp.manager import McpManager, attention_first, wait_settled
 from vis_core.settings.rows import RowState, row_state
 from vis_core.settings.service import SaveResult, SettingsService
 from vis_core.settings.storage import PROJECT_SETTINGS
@@ -120,9 +119,7 @@ class McpServerView:
 
 async def settled(conns: list[ServerConnection]) -> list[McpServerView]:
     """``conns`` once each has connected or failed (up to its own timeout)."""
-    async with asyncio.TaskGroup() as group:
-        for conn in conns:
-            group.create_task(conn.wait_ready(conn.config.timeout + SETTLE))
+    await wait_settled(conns)
     return [McpServerView.of(conn) for conn in conns]
 
 

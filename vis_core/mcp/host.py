@@ -146,14 +146,12 @@ class HostMcp:
     async def settle(self) -> McpManager:
         """The manager once every server connected or failed (each up to its own timeout),
         started now in a run that held them: what ``/mcp`` prints outside the TUI."""
-        from vis_core.mcp.manager import SETTLE
+        from vis_core.mcp.manager import wait_settled
 
         manager = self.manager
         self._held = False
         self.start()
-        async with asyncio.TaskGroup() as group:
-            for conn in manager.connections():
-                group.create_task(conn.wait_ready(conn.config.timeout + SETTLE))
+        await wait_settled(manager.connections())
         return manager
 
     def host_tools(self, hooks: ToolHooks | None, output_dir: Path) -> list[HostTool]:

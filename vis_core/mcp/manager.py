@@ -166,10 +166,7 @@ class McpManager:
         for conn in wanted:
             if conn.config.enabled and conn.state in (State.DISCONNECTED, State.FAILED):
                 conn.start()  # a dropped connection reconnects on the next use
-        # initialize is bounded by the server's timeout; stopping a failed one takes a while
-        async with asyncio.TaskGroup() as group:
-            for conn in wanted:
-                group.create_task(conn.wait_ready(conn.config.timeout + SETTLE))
+        await wait_settled(wanted)
         if _SEARCH.search(code):  # a search sees every server: up to the direct tools' bound
             await self.wait_for(self.connections(), self.first_prompt_wait)
 
@@ -550,6 +547,13 @@ def _resource_tools(show: Callable[[str], None]) -> list[DirectTool]:
             ("read_mcp_resource", "Read an MCP resource by `server` and `uri`.", read),
         )
     ]
+
+
+async def wait_settled(conns: Iterable[ServerConnection]) -> None:
+    """Wait until each of ``conns`` has connected or failed (up to its timeout + ``SETTLE``)."""
+    async with asyncio.TaskGroup() as group:
+        for conn in conns:
+            group.create_task(conn.wait_ready(conn.config.timeout + SETTLE))
 
 
 def attention_first(conns: list[ServerConnection]) -> list[ServerConnection]:

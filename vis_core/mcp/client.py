@@ -369,11 +369,9 @@ class ServerConnection:
                 await self._stop.wait()
                 self._session = None
         except asyncio.CancelledError:
-            self._session = None
             self._set(State.DISCONNECTED)
             raise
         except BaseException as exc:  # every failure becomes the server's state
-            self._session = None
             needs = sign_in_needed(exc)
             if _stopped(exc):
                 self._set(State.DISCONNECTED)

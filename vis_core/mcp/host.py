@@ -23,6 +23,11 @@ if TYPE_CHECKING:
     from vis_core.tools.registry import HostTool
 
 
+# The store's namespace of the deferred tools each session's searches declared: they stay
+# declared when the session is resumed (``vis run --continue``).
+FOUND_KEY = "vis.mcp"
+
+
 class HostMcp:
     """The host's MCP servers, shared by its sessions. The manager is made when a config names
     servers (the user's or trusted project's ``mcp.json``, an extension's declaration): at
@@ -31,9 +36,6 @@ class HostMcp:
 
     def __init__(self, deps: McpDeps) -> None:
         self._deps = deps
-        # the deferred tools a session's searches declared, kept so that they stay declared
-        # when the session is resumed (``vis run --continue``)
-        self._found_store = FoundStore(deps.store)
         self._recalled: set[str] = set()  # sessions whose stored finds the manager has
         self._sections: dict[str, PromptSection] = {}  # by session id
         self._manager: McpManager | None = None
@@ -165,7 +167,8 @@ class HostMcp:
             return
         self._recall(manager, session_id)
         if manager.note_found(session_id, names):
-            self._found_store.save(session_id, sorted(manager.found(session_id)))
+            found = sorted(manager.found(session_id))
+            self._deps.store.state_set(FOUND_KEY, f"deferred:{session_id}", found)
 
     def namespace_doc(self, name: str) -> str | None:
         """``doc("mcp__<server>")``: that server's description, instructions and tools."""
@@ -180,7 +183,10 @@ class HostMcp:
         if session_id in self._recalled:
             return
         self._recalled.add(session_id)
-        manager.restore_found(session_id, self._found_store.load(session_id))
+        names = self._deps.store.state_get(FOUND_KEY, f"deferred:{session_id}", [])
+        manager.restore_found(
+            session_id, [str(n) for n in names] if isinstance(names, list) else []
+        )
 
     async def wait_named(self, code: str) -> None:
         """A block that names ``mcp__<server>`` waits for that server before it runs."""
@@ -317,22 +323,6 @@ class PromptSection:
             return None
         self._last = current
         return current.replace("## MCP servers", self.UPDATED, 1)
-
-
-class FoundStore:
-    """The deferred MCP tools each session's searches declared, kept in the store."""
-
-    KEY = "vis.mcp"
-
-    def __init__(self, store: Any) -> None:
-        self._store = store
-
-    def load(self, session_id: str) -> list[str]:
-        names = self._store.state_get(self.KEY, f"deferred:{session_id}", [])
-        return [str(n) for n in names] if isinstance(names, list) else []
-
-    def save(self, session_id: str, names: list[str]) -> None:
-        self._store.state_set(self.KEY, f"deferred:{session_id}", names)
 
 
 @dataclasses.dataclass(frozen=True)

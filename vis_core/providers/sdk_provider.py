@@ -67,8 +67,8 @@ class ResponseMeter:
 
 
 class GuardedDecoder:
-    """Wraps an SDK's SSE decoder: each event's bytes count against the response's
-    :class:`ResponseMeter` (set on it once the stream is made), and ``seen`` hears of it.
+    """Wraps an async SDK client's SSE decoder: the response's bytes count against its
+    :class:`ResponseMeter` (set on it once the stream is made), and ``seen`` hears of each event.
 
     Once ``seen`` marks the response ``finished`` (its answer is complete), a connection that
     breaks before the rest (usage, the end marker) ends the events as if the server had
@@ -84,17 +84,6 @@ class GuardedDecoder:
 
     def seen(self, sse: Any) -> None:
         """Called with each event (subclasses look at it)."""
-
-    def _saw(self, sse: Any) -> None:
-        self.last = sse.data
-        self.seen(sse)
-
-    def iter_bytes(self, iterator: Any) -> Any:
-        for sse in self._inner.iter_bytes(iterator):
-            if self.meter is not None:
-                self.meter.add(len(sse.data))
-            self._saw(sse)
-            yield sse
 
     def aiter_bytes(self, iterator: Any) -> Any:
         self._events = self._aiter_bytes(iterator)
@@ -113,7 +102,8 @@ class GuardedDecoder:
         inner = self._inner.aiter_bytes(self._counted(iterator))
         try:
             async for sse in inner:
-                self._saw(sse)
+                self.last = sse.data
+                self.seen(sse)
                 yield sse
         except Exception as exc:  # the SDK may wrap it (anthropic's APIConnectionError)
             broke = isinstance(exc, httpx2.TransportError) or isinstance(

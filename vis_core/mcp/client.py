@@ -40,16 +40,14 @@ log = logging.getLogger(__name__)
 UNREADABLE_LOGGED = 3  # lines of one start's stdout that were no MCP message, logged each
 
 
-class _SdkUnreadable(logging.Filter):
+def _sdk_readable(record: logging.LogRecord) -> bool:
     """Drops the SDK's record of each stdout line that is no MCP message: a traceback a line
     (a server printing 50,000 lines wrote 48 MB to ``vis.log`` at every start). The
     connection logs the first few in a line each and counts the rest."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.msg != "Failed to parse JSONRPC message from server"
+    return record.msg != "Failed to parse JSONRPC message from server"
 
 
-logging.getLogger("mcp.client.stdio").addFilter(_SdkUnreadable())
+logging.getLogger("mcp.client.stdio").addFilter(_sdk_readable)
 
 T = TypeVar("T")
 RETRIES = 2

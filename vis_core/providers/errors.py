@@ -368,37 +368,27 @@ def map_error(
     provider: str,
     key_env: str,
     config_file: Path | str | None,
-    sdk: SdkErrors | None = None,
-    server: str = "",
+    sdk: SdkErrors,
+    server: str,
 ) -> ProviderError | None:
     """The ProviderError for an SDK/transport exception, or None if ``exc`` is not one.
     ``server`` names the server (URL and provider) in the errors of a stream it broke."""
     if isinstance(exc, ProviderError):
         return exc
-    if sdk is not None:
-        if isinstance(exc, sdk.status):
-            return _status_error(exc, provider=provider, key_env=key_env, config_file=config_file)
-        url = _url_of(exc)
-        at = f" at {url}" if url else ""
-        if isinstance(exc, sdk.timeout):
-            return ProviderError(f"{provider} request{at} timed out", status=408, retryable=True)
-        if isinstance(exc, sdk.connection):
-            cause = exc.__cause__ or exc.__context__
-            why = f": {_reason(cause)}" if cause else ""
-            return ProviderError(f"connection to {provider}{at} failed{why}", retryable=True)
-        if isinstance(exc, sdk.validation):
-            who = server or f"{provider}{at}"
-            return ProviderError(f"{who} sent a response Vis cannot read: {_text(exc)}")
-    transport = sdk.transport if sdk is not None else ()
-    if isinstance(exc, (*transport, ConnectionError)):
-        url = _url_of(exc)
-        at = f" at {url}" if url else ""
-        return ProviderError(
-            f"connection to {provider}{at} broke: {_reason(exc)}",
-            retryable=True,
-        )
-    if sdk is not None and isinstance(exc, sdk.base):
-        if server:  # e.g. an ``error`` event in the middle of a stream
-            return _event_error(exc, server)
-        return ProviderError(f"{provider} request failed: {_text(exc)}")
+    if isinstance(exc, sdk.status):
+        return _status_error(exc, provider=provider, key_env=key_env, config_file=config_file)
+    url = _url_of(exc)
+    at = f" at {url}" if url else ""
+    if isinstance(exc, sdk.timeout):
+        return ProviderError(f"{provider} request{at} timed out", status=408, retryable=True)
+    if isinstance(exc, sdk.connection):
+        cause = exc.__cause__ or exc.__context__
+        why = f": {_reason(cause)}" if cause else ""
+        return ProviderError(f"connection to {provider}{at} failed{why}", retryable=True)
+    if isinstance(exc, sdk.validation):
+        return ProviderError(f"{server} sent a response Vis cannot read: {_text(exc)}")
+    if isinstance(exc, (*sdk.transport, ConnectionError)):
+        return ProviderError(f"connection to {provider}{at} broke: {_reason(exc)}", retryable=True)
+    if isinstance(exc, sdk.base):  # e.g. an ``error`` event in the middle of a stream
+        return _event_error(exc, server)
     return None

@@ -288,10 +288,9 @@ class HostMcp:
         manager = self._manager
         if manager is None:
             return
-        with contextlib.suppress(Exception):
-            manager.listeners.remove(self._deps.clear_tools)
-        with contextlib.suppress(Exception):
-            manager.listeners.remove(self._report_soon)
+        for listener in (self._deps.clear_tools, self._report_soon):  # the two _make added
+            with contextlib.suppress(Exception):
+                manager.listeners.remove(listener)
         reloading = () if self._reloading is None else (self._reloading,)
         await end_tasks([*reloading, *self._reports])
         await manager.close()

@@ -202,16 +202,6 @@ def _number(found: re.Match[str], name: str) -> int:
     return int(value.replace(",", "")) if value else 0
 
 
-def _figures(text: str) -> tuple[int | None, int | None]:
-    """(the request's input tokens, the context limit) as a context-overflow message states
-    them."""
-    for pattern in _TOKEN_FIGURES:
-        found = pattern.search(text)
-        if found is not None:
-            return _number(found, "tokens"), _number(found, "limit")
-    return None, None
-
-
 def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -224,7 +214,9 @@ def context_overflow(provider: str, status: int | None, body: Any) -> ContextOve
     if code not in _OVERFLOW_CODES and kind not in _OVERFLOW_CODES:
         if not _OVERFLOW_TEXT.search(message):
             return None
-    tokens, limit = _figures(message)
+    found = next(filter(None, (p.search(message) for p in _TOKEN_FIGURES)), None)
+    tokens = _number(found, "tokens") if found else None
+    limit = _number(found, "limit") if found else None
     detail = body_detail(body)
     inner = _inner(body)
     if isinstance(inner, dict):  # llama.cpp's server says them as fields

@@ -133,10 +133,6 @@ class Entry:
     def is_link(self) -> bool:
         return stat.S_ISLNK(self.stat.st_mode)
 
-    @property
-    def is_file(self) -> bool:
-        return stat.S_ISREG(self.stat.st_mode)
-
 
 @dataclass(frozen=True)
 class Beneath:

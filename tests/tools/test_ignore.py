@@ -18,7 +18,7 @@ from vis_core.tools.ignore import (
     walk_files,
 )
 from vis_core.tools.regex_worker import matches_itself
-from vis_core.tools.search import GlobFilter
+from vis_core.tools.search import glob_rules
 
 TREE = {
     ".gitignore": "*.log\n!keep.log\n/top.txt\nbuild/\ndocs/**/draft*\n\\#hash.txt\nspace\\ \n",
@@ -58,7 +58,7 @@ def test_walk_outside_git_sees_what_git_would_list(tmp_path: Path) -> None:
 
 
 def test_a_glob_filter_selects_the_path_itself_not_what_is_under_a_folder() -> None:
-    wire = GlobFilter(("foo", "src/", "*.py"), ()).wire()["include"]  # what the worker gets
+    wire = glob_rules(("foo", "src/", "*.py"), ())["include"]  # what the worker gets
     spec = [(include, re.compile(pattern, flags)) for include, pattern, flags in wire]
     assert matches_itself(spec, "a/foo", False) and not matches_itself(spec, "foo/bar.txt", False)
     assert matches_itself(spec, "src", True) and not matches_itself(spec, "src", False)

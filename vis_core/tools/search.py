@@ -96,11 +96,12 @@ class Matcher:
         """0-based indices of the lines (line ends stripped) the pattern matches."""
         return json.loads(self._ask(b"l", data))
 
-    def keeps(self, globs: GlobFilter, root_rel: str, rels: list[str]) -> list[bool]:
-        """Which of ``rels`` the include/exclude ``globs`` keep (globs backtrack too)."""
-        if globs.empty or not rels:
+    def keeps(self, globs: dict[str, Any] | None, root_rel: str, rels: list[str]) -> list[bool]:
+        """Which of ``rels`` the include/exclude ``globs`` (:func:`glob_rules`) keep (globs
+        backtrack too)."""
+        if globs is None or not rels:
             return [True] * len(rels)
-        ask = {**globs.wire(), "root_rel": root_rel, "paths": rels}
+        ask = {**globs, "root_rel": root_rel, "paths": rels}
         return json.loads(self._ask(b"k", json.dumps(ask).encode("utf-8", "surrogateescape")))
 
     def close(self) -> None:
@@ -228,30 +229,24 @@ def _roots(ctx: ToolContext, paths: str | list[str] | tuple[str, ...]) -> list[R
     return roots
 
 
-class GlobFilter:
-    """Include/exclude globs with ripgrep's rules: a slash anchors a glob at the workspace."""
+def glob_rules(include: tuple[str, ...], exclude: tuple[str, ...]) -> dict[str, Any] | None:
+    """Include/exclude globs with ripgrep's rules (a slash anchors a glob at the workspace), as
+    the regular expressions ``regex_worker.py`` applies (``keeps``); None without any."""
+    includes = ignore_spec("\n".join(include)) if include else None
+    excludes = ignore_spec("\n".join(exclude)) if exclude else None
+    if not includes and not excludes:
+        return None
 
-    def __init__(self, include: tuple[str, ...], exclude: tuple[str, ...]) -> None:
-        self.include = ignore_spec("\n".join(include)) if include else None
-        self.exclude = ignore_spec("\n".join(exclude)) if exclude else None
+    def rules(spec: Any) -> list[list[Any]] | None:
+        if not spec:
+            return None
+        return [
+            [bool(p.include), p.regex.pattern, int(p.regex.flags)]
+            for p in spec.patterns
+            if p.include is not None and getattr(p, "regex", None) is not None
+        ]
 
-    @property
-    def empty(self) -> bool:
-        return not self.include and not self.exclude
-
-    def wire(self) -> dict[str, Any]:
-        """The globs as the regular expressions ``regex_worker.py`` applies (``keeps``)."""
-
-        def rules(spec: Any) -> list[list[Any]] | None:
-            if not spec:
-                return None
-            return [
-                [bool(p.include), p.regex.pattern, int(p.regex.flags)]
-                for p in spec.patterns
-                if p.include is not None and getattr(p, "regex", None) is not None
-            ]
-
-        return {"include": rules(self.include), "exclude": rules(self.exclude)}
+    return {"include": rules(includes), "exclude": rules(excludes)}
 
 
 def _rel(ctx: ToolContext, path: str) -> str:
@@ -271,7 +266,7 @@ def count_python(
     """Matching lines per file, found in Python (the path used when ripgrep is missing); the
     files are read beneath the workspace and the pattern runs in ``matcher``'s process. A
     folder too big to list is not searched: ``unlisted`` gets its workspace-relative path."""
-    globs = GlobFilter(query.include, query.exclude)
+    globs = glob_rules(query.include, query.exclude)
     counts: dict[str, int] = {}
     for root in roots:
         if root.is_file:

@@ -383,11 +383,7 @@ def listed_states(
     held, cut = 0, len(root)  # bytes of the paths found, below root
     repos = [root]  # the workspace's repository, then each nested one the listings name
     if git_toplevel(root) is None:
-        states = (
-            (path, st)
-            for path, entry in _walk(root, hidden, links, rules=rules)
-            if (st := _lstat(entry)) is not None
-        )
+        states = _walked_states(root, hidden, links, rules)
     else:
         states = _repository_states(root, repos, hidden, links, rules, most)
     try:
@@ -404,12 +400,14 @@ def listed_states(
     return found
 
 
-def _lstat(entry: os.DirEntry[str]) -> os.stat_result | None:
-    """``entry``'s own state, not its link's target's; None when it is gone meanwhile."""
-    try:
-        return entry.stat(follow_symlinks=False)
-    except OSError:
-        return None
+def _walked_states(
+    root: str, hidden: bool, links: bool, rules: bool, within: int | None = None
+) -> Iterator[tuple[str, os.stat_result]]:
+    """What :func:`_walk` finds, each with its own state (not its link's target's); one gone
+    meanwhile is left out."""
+    for path, entry in _walk(root, hidden, links, rules=rules, within=within):
+        with contextlib.suppress(OSError):
+            yield path, entry.stat(follow_symlinks=False)
 
 
 def _repository_states(
@@ -433,9 +431,7 @@ def _repository_states(
                 if len(repos) <= MAX_NESTED:
                     repos.append(path)
             else:  # a submodule not checked out is empty; a block could fill one
-                for inner, entry in _walk(path, hidden, links, rules=rules, within=fd):
-                    with contextlib.suppress(OSError):  # gone meanwhile
-                        yield inner, entry.stat(follow_symlinks=False)
+                yield from _walked_states(path, hidden, links, rules, within=fd)
 
 
 def _holds_git(fd: int, name: str) -> bool:

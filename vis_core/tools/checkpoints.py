@@ -34,6 +34,7 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import operator
 import os
 import stat
 import time
@@ -232,16 +233,13 @@ def _dict(value: Any) -> Any:
     return value if isinstance(value, dict) else None
 
 
+_WRITTEN = operator.attrgetter("st_dev", "st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")
+
+
 def _same_state(st: os.stat_result, other: os.stat_result) -> bool:
     """Whether two states are of one file with nothing written in between: a write moves the
     change time (a process cannot set it back), a rename in of another file the inode."""
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) == (
-        other.st_dev,
-        other.st_ino,
-        other.st_size,
-        other.st_mtime_ns,
-        other.st_ctime_ns,
-    )
+    return _WRITTEN(st) == _WRITTEN(other)
 
 
 def _holds_bytes(data: bytes, digest: str) -> bool:

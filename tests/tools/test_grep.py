@@ -232,3 +232,24 @@ async def test_a_folder_too_big_to_list_is_not_searched_and_the_result_says_so(
         "holds more than 300,000 files or 64 MiB of file names, more than grep lists to search "
         "without ripgrep; search folders inside it with paths=."
     )
+
+
+@pytest.mark.parametrize(
+    ("query", "literal", "ignored"),
+    [
+        ("todo", False, True),
+        ("Todo", False, False),
+        (r"\Wtodo\S", False, True),  # an escape's letter is no uppercase the person typed
+        (r"\\Todo", False, False),  # an escaped backslash, then an uppercase letter
+        (r"\Wtodo", True, False),  # literal: every letter counts
+    ],
+)
+def test_smart_case_ignores_case_unless_the_query_spells_an_uppercase_letter(
+    query: str, literal: bool, ignored: bool
+) -> None:
+    from vis_core.tools.search import make_query
+
+    spec = make_query(
+        query, literal=literal, case="smart", word=False, include=None, exclude=None, hidden=False
+    )
+    assert spec.ignore_case is ignored

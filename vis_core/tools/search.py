@@ -177,18 +177,8 @@ class Query:
 
 def has_upper(pattern: str, literal: bool) -> bool:
     """Smart case: does the pattern spell an uppercase letter (escapes like ``\\W`` excluded)."""
-    if literal:
-        return any(ch.isupper() for ch in pattern)
-    i = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch.isupper():
-            return True
-        i += 1
-    return False
+    spelled = pattern if literal else re.sub(r"\\.", "", pattern, flags=re.DOTALL)
+    return any(ch.isupper() for ch in spelled)
 
 
 def _globs(value: str | list[str] | tuple[str, ...] | None, name: str) -> tuple[str, ...]:

@@ -282,14 +282,9 @@ def no_repository_above(folder: str) -> bool:
     names no ``GIT_DIR`` and it finds no bare repository unasked), so it need not run. Most
     folders a session works in are not repositories: two git processes saved each time."""
     for start in dict.fromkeys((os.path.abspath(folder), os.path.realpath(folder))):
-        path = start
-        while True:
+        for path in (start, *Path(start).parents):
             if os.path.lexists(os.path.join(path, ".git")):
                 return False
-            parent = os.path.dirname(path)
-            if parent == path:
-                break
-            path = parent
     return True
 
 

@@ -122,19 +122,12 @@ class Matcher:
                     continue  # a broken pipe to a killed process: nothing left to flush
 
 
-def search_seconds(ctx: ToolContext) -> float | None:
-    """How long a search may run its pattern: half the block's time limit, at most
-    :data:`MAX_SEARCH_SECONDS` (``None``: the block has no limit; cancelling still ends it)."""
-    if ctx.time_limit <= 0:
-        return None
-    return min(ctx.time_limit / 2, MAX_SEARCH_SECONDS)
-
-
 async def in_time(ctx: ToolContext, query: Query, work: Callable[[Matcher], T]) -> T:
     """``work`` in a thread with a :class:`Matcher` of ``query``, whose process is killed at
-    the time limit or when the call is cancelled (Esc, Ctrl+C, the block's end)."""
+    the time limit (half the block's, at most :data:`MAX_SEARCH_SECONDS`; none when the block
+    has none) or when the call is cancelled (Esc, Ctrl+C, the block's end)."""
     matcher = Matcher(query.regex())
-    seconds = search_seconds(ctx)
+    seconds = min(ctx.time_limit / 2, MAX_SEARCH_SECONDS) if ctx.time_limit > 0 else None
     try:
         return await asyncio.wait_for(asyncio.to_thread(work, matcher), seconds)
     except TimeoutError:

@@ -332,13 +332,14 @@ class Checkpoints:
             return []
         return sorted(int(p.stem) for p in self.folder.glob("*.json") if p.stem.isdigit())
 
-    def _read(self, name: str) -> dict[str, Any] | None:
-        """A stored manifest or listing (None: gone, or damaged)."""
+    def _read(self, name: str, kind: type = dict) -> Any:
+        """A stored manifest, listing or list of undone turns, JSON of type ``kind`` (None:
+        gone, or damaged)."""
         try:
             data = json.loads((self.folder / name).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        return data if isinstance(data, dict) else None
+        return data if isinstance(data, kind) else None
 
     @staticmethod
     def _checkpoint(
@@ -866,11 +867,7 @@ class Checkpoints:
 
     def _undone(self) -> list[int]:
         """The positions of the turns ``/undo`` undid, in the order it undid them."""
-        try:
-            turns = json.loads((self.folder / UNDONE).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return []
-        return [t for t in turns if isinstance(t, int)] if isinstance(turns, list) else []
+        return [t for t in self._read(UNDONE, list) or [] if isinstance(t, int)]
 
     def _nothing_left(self, left: int) -> str:
         """Why ``/undo`` cannot go back as far as asked, with ``left`` turns it can undo."""

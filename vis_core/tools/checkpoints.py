@@ -474,8 +474,8 @@ class Checkpoints:
         judged by that file as it was; without what one it changed shows now that the rules
         of the turn's start hide (else /undo would remove the person's ignored file as made
         by the turn)."""
-        found = kept_out(str(self.workspace), files, turn.files)
-        now = file_states({**files, **found})
+        listed_now = {**files, **kept_out(str(self.workspace), files, turn.files)}
+        now = file_states(listed_now)
         rules_then: dict[str, str | None] = {}
         for rel in now.keys() | turn.files.keys():
             path = PurePosixPath(rel)
@@ -488,7 +488,6 @@ class Checkpoints:
                     kept = self.kept_bytes(was[3])
             text = kept[:MAX_IGNORE_BYTES].decode("utf-8", "replace") if kept else None
             rules_then[str(path.parent)] = text
-        listed_now = {**files, **found}
         if rules_then:
             since = int(turn.taken_at * 1e9) - 1_000_000_000  # a coarse clock's change times
             root = os.path.join(self.workspace, "")

@@ -319,7 +319,6 @@ class Checkpoints:
         self._too_big = False  # the last listing found more than max_listed files
         self._looked = ""  # the turn the last checkpoint was taken (or tried) for
         self.links: dict[str, str] = {}  # the links the last scan found (path: target)
-        self.repos: list[str] = []  # the nested repositories it listed (relative folders)
         self.last_scan: Scan | None = None  # the last scan that listed the files, as it found them
         # those of the first listing here, before any block ran: only their git names a
         # file's bytes (a block could remove or rewrite the .git of one made since)
@@ -449,9 +448,9 @@ class Checkpoints:
             except RuntimeError as exc:  # git stopped or refused: what a block made can cause
                 raise NotListed(str(exc)) from None
         cut = len(root.rstrip("/")) + 1  # a listed path is the root, "/" and the relative path
-        self.repos = [path[cut:] for path in nested if not self.files.hides(path)]
+        repos = [path[cut:] for path in nested if not self.files.hides(path)]
         if self._repos_then is None:  # none when the first listing was too big: none later
-            self._repos_then = frozenset(self.repos)
+            self._repos_then = frozenset(repos)
         if self._too_big:
             raise FolderTooBig(
                 f"{root} holds {too_many(self.max_listed)}: while it does, Vis does not "
@@ -463,7 +462,7 @@ class Checkpoints:
         links = [path for path, st in shown.items() if stat.S_ISLNK(st.st_mode)]
         self.links = {path[cut:]: target for path, target in link_targets(root, links).items()}
         files = {path[cut:]: st for path, st in shown.items() if stat.S_ISREG(st.st_mode)}
-        self.last_scan = Scan(files, self.links, self.repos)
+        self.last_scan = Scan(files, self.links, repos)
         return files if turn is None else self._as_turn_lists(files, turn)
 
     def _as_turn_lists(

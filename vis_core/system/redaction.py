@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from vis_core.config import not_utf8
+from vis_core.config import file_stamp, not_utf8
 from vis_core.paths import VisPaths
 
 REDACTED = "[REDACTED]"
@@ -264,15 +264,12 @@ class _SavedSecrets:
             return self._redactor
 
     def redactor(self, path: Path) -> Redactor:
-        try:
-            stat = path.stat()
-            key: tuple[object, ...] = (path, stat.st_mtime_ns, stat.st_size, stat.st_ino)
-        except OSError:
-            key = (path,)
+        stamp = file_stamp(path)
+        key = (path, stamp)
         with self._lock:
             if key != self._key:
                 try:
-                    values = tuple(read_secrets(path).values()) if len(key) > 1 else ()
+                    values = tuple(read_secrets(path).values()) if stamp is not None else ()
                 except ValueError:  # unreadable: the Host reports it; redact what it knows
                     values = ()
                 values += tuple(environment_secrets(os.environ))  # keys named like keys

@@ -253,14 +253,15 @@ async def test_a_git_made_in_a_subfolder_is_told_with_the_top_one(
 ) -> None:
     """A block makes a ``.git`` at the top and one in a subfolder: both are told, once; a
     clone that was there at start is not told, but one made inside it is (the person's git
-    run there reads that one's configuration)."""
+    run there reads that one's configuration). The first block makes both itself, with no
+    tool call: a tool call's end (``shell``'s, at once) starts a check, which could look
+    between the two and tell them in two notices."""
     (workspace / "old" / "inner").mkdir(parents=True)
     (workspace / "old" / ".git").mkdir()
     outcome = await run_blocks(
         workspace,
         tmp_path,
-        'sh = await shell("git init -q . && mkdir -p sub && cd sub && git init -q .")\n'
-        "print((await sh.wait(30)).exit_code)",
+        'import os\nfor made in (".git", "sub/.git"):\n    os.makedirs(made)\nprint(0)',
         'sh = await shell("git init -q old/inner")\nprint((await sh.wait(30)).exit_code)',
     )
     assert [b.stdout.strip() for b in outcome.blocks] == ["0", "0"], outcome.blocks[0].error

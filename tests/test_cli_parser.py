@@ -74,11 +74,17 @@ def test_every_subcommand_of_the_whole_parser_is_known() -> None:
         ["--toggles", "a=1", "trust"],
     ],
 )
-def test_the_parsers_chosen_for_argv_parse_it_as_the_whole_parser(argv: list[str]) -> None:
+def test_the_parsers_chosen_for_argv_parse_it_as_the_whole_parser(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
     only = parsers_for(argv)
-    if argv == ["--version"]:  # prints and exits: the same text either way
-        with pytest.raises(SystemExit):
-            build_parser(only).parse_args(argv)
+    if argv == ["--version"]:  # prints and exits 0 (not 2, an unknown option): as the whole
+        from vis_core import __version__
+
+        for parser in (build_parser(only), build_parser()):
+            with pytest.raises(SystemExit) as ended:
+                parser.parse_args(argv)
+            assert (ended.value.code, capsys.readouterr().out) == (0, f"vis {__version__}\n")
         return
     assert _parsed(build_parser(only), argv) == _parsed(build_parser(), argv)
 

@@ -301,7 +301,9 @@ async def test_fs_access_covers_every_file_a_folder_grep_reads(
     )
     session = await run.session()
     await session.submit("search")
-    for block in run.blocks():  # the model's grep, then vis.tools.grep from an extension
+    blocks = run.blocks()
+    assert len(blocks) == 2, run.events
+    for block in blocks:  # the model's grep, then vis.tools.grep from an extension
         assert block.error is None, block.error
         assert "hello" in block.stdout and "hunter2" not in block.stdout
         assert "1 matching line in 1 file" in block.stdout

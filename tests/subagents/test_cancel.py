@@ -67,7 +67,9 @@ async def test_cancelling_the_parent_cancels_and_closes_every_child(
         assert not _mirrors()  # nothing of theirs still runs
         assert not parent.children  # the calls that ran them ended
         assert not any(alive(pid) for pid in pids)  # their sandboxes are gone
-        for row in host.store.children(parent.id):
+        rows = host.store.children(parent.id)
+        assert sorted(row.id for row in rows) == sorted(child.id for child in children)
+        for row in rows:
             (child_turn,) = host.store.turns(row.id)
             assert child_turn.status == "cancelled"
         calls = [

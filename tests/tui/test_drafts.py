@@ -419,6 +419,9 @@ async def test_the_draft_screens_buttons_show_whole_at_80_columns(
         await pilot.press("d")
         await pilot.pause()
         box = screen.query_one("#draft-actions").content_region
-        for button in screen.query(Button):
+        buttons = list(screen.query(Button))
+        labels = [str(button.label) for button in buttons]
+        assert labels == ["Approve (a)", "Sync (s)", "Discard? d again", "Close (Esc)"]
+        for button in buttons:
             assert box.contains_region(button.region), str(button.label)
             assert button.content_size.width >= len(str(button.label)), str(button.label)

@@ -218,3 +218,45 @@ def test_no_git_call_vis_makes_on_a_hostile_checkout_starts_its_programs(
     git(ws, "status")  # the person's own git: the attack is real
     git(ws, "diff")
     assert {"fsmonitor", "sub-fsmonitor", "diff-command"} <= set(ran.read_text().split())
+
+
+def test_an_extensions_git_command_that_looks_into_a_submodule_starts_none_of_its_programs(
+    tmp_path: Path, vis_home: Path
+) -> None:
+    """``vis.git``'s runner (jail off) switches off the drivers of each repository checked
+    out inside too: ``git add -A``, ``describe --dirty`` and a caller's own
+    ``--ignore-submodules=none`` run ``git status`` inside the submodule, with its filter."""
+    from vis_core.extension.workspace import hardened_git
+
+    ws, ran = _hostile(tmp_path)
+    for args in (
+        ("status", "--ignore-subm=none"),
+        ("diff", "--ignore-submodules=none"),
+        ("describe", "--always", "--dirty"),
+        ("add", "-A"),
+    ):
+        os.utime(ws / "sub" / "notes.txt", (2, 2))
+        assert hardened_git(args, ws).returncode == 0, args
+        assert not ran.exists(), (args, ran.read_text())
+    os.utime(ws / "sub" / "notes.txt", (3, 3))
+    git(ws, "add", "-A")  # the person's own git: the attack is real
+    assert "sub-clean" in ran.read_text().split()
+
+
+def test_a_checkout_with_too_many_repositories_inside_runs_no_extension_git_command(
+    tmp_path: Path, vis_home: Path
+) -> None:
+    """Past ``MAX_NESTED`` repositories checked out inside, an extension's git command is
+    refused, naming the bound, rather than run with drivers not switched off; Vis's own
+    commands, which never look into one, still run."""
+    from vis_core.extension.workspace import hardened_git
+    from vis_core.system.git import MAX_NESTED
+
+    ws, inner = make_repo(tmp_path / "ws"), make_repo(tmp_path / "inner")
+    head = git(inner, "rev-parse", "HEAD").strip()
+    for n in range(MAX_NESTED + 1):  # gitlinks whose checkouts are links to one repository
+        (ws / f"l{n}").symlink_to(inner)
+        git(ws, "update-index", "--add", "--cacheinfo", f"160000,{head},l{n}")
+    with pytest.raises(GitFailed, match=f"more than {MAX_NESTED} repositories inside"):
+        hardened_git(("add", "-A"), ws)
+    assert run_git(["status", "--porcelain"], ws).returncode == 0

@@ -62,8 +62,8 @@ def hardened_git(
     from vis_core.extension.fs import jail_enabled
     from vis_core.system.git import run_git
 
-    if not jail_enabled():
-        return run_git(args, cwd, take=take)
+    if not jail_enabled():  # git may look into a repository inside: its drivers go too
+        return run_git(args, cwd, take=take, nested=True)
     root, looks = workspace_root(), current_runtime().git_looks
     return run_git(
         args, cwd, jail_workspace=root, project_root=project_root(), git_looks=looks, take=take

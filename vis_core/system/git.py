@@ -8,9 +8,11 @@ config file), the system config is skipped, no pager, no network, no prompt; wit
 the command also runs inside it, and on the host the model's processes are held still from the
 listing of the drivers to switch off until git has run (a file of the workspace the
 configuration includes cannot change in between). A submodule is another repository whose
-configuration no ``-c`` here can know: git runs ``git status`` inside a submodule to see
-whether its files changed (with that repository's filter drivers), so no command Vis runs
-looks into them.
+configuration the listing of the outer one cannot see: git runs ``git status`` inside a
+submodule to see whether its files changed (with that repository's filter drivers), so no
+command Vis runs looks into them, and an extension's ``vis.git`` command that does (``add
+-A``, ``describe --dirty``, its own ``--ignore-submodules=none``) has the drivers of each
+repository checked out inside switched off too (:func:`nested_overrides`).
 """
 
 from __future__ import annotations
@@ -89,6 +91,7 @@ class GitFailed(RuntimeError):
     """git could not run, or refused; the message says what git said (``vis.git``)."""
 
 
+MAX_NESTED = 64  # repositories inside one whose drivers a vis.git command switches off
 MAX_LISTED = 300_000  # files a listing takes at most (about a second): past it, none is taken
 MAX_LISTED_BYTES = 64 << 20  # of the paths a bounded listing holds (220 bytes a file at 300,000)
 
@@ -185,6 +188,71 @@ def driver_overrides(cwd: Path, place: Sequence[str] = ()) -> list[str]:
     return pairs
 
 
+def nested_overrides(cwd: Path, place: Sequence[str] = ()) -> list[str]:
+    """``-c`` pairs that switch off the drivers of every repository checked out at a gitlink
+    of the index (a submodule, or a repository added as one) where git runs in ``cwd``, and
+    within those, as deep as they go: git passes its ``-c`` pairs on to the ``git status``
+    it runs inside one. :class:`GitFailed` past :data:`MAX_NESTED` of them, or an index too
+    big to look through."""
+    pairs: list[str] = []
+    seen: set[Path] = set()  # tops looked through (a link back to one names it again)
+    todo, found = [(cwd, list(place))], 0
+    while todo:
+        folder, where = todo.pop()
+        top = _toplevel(folder, where)
+        if top is None or top in seen:
+            continue
+        seen.add(top)
+        inside = [inner for inner in _gitlinks(top) if (inner / ".git").exists()]
+        found += len(inside)
+        if found > MAX_NESTED:
+            raise GitFailed(
+                f"{cwd} holds more than {MAX_NESTED} repositories inside it; Vis runs no git "
+                "command there that could look into them"
+            )
+        for inner in inside:
+            pairs += driver_overrides(inner)
+            todo.append((inner, []))
+    return pairs
+
+
+def _toplevel(folder: Path, place: Sequence[str]) -> Path | None:
+    """The top of the working tree git runs in from ``folder`` with ``place``; None: none."""
+    done = _plain_git(folder, [*place, "rev-parse", "--show-toplevel"])
+    top = os.fsdecode(done.stdout).rstrip("\n")
+    return Path(top) if done.returncode == 0 and top else None
+
+
+def _gitlinks(top: Path) -> list[Path]:
+    """The folders the index of the repository at ``top`` records as gitlinks."""
+    entries = Entries(MAX_LISTED, MAX_LISTED_BYTES)
+    try:
+        _plain_git(top, ["ls-files", "--stage", "-z"], take=entries.take)
+    except TooMany:
+        raise GitFailed(f"the index of {top} holds {too_many()}") from None
+    links = (item.split(b"\t", 1) for item in entries.items if item.startswith(b"160000 "))
+    return [top / os.fsdecode(pair[1]) for pair in links if len(pair) == 2]
+
+
+def _plain_git(
+    cwd: Path, args: Sequence[str], take: Callable[[bytes], None] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """``git args`` that starts no driver, with the programs git may start switched off."""
+    neutral = [part for pair in NEUTRAL_CONFIG for part in ("-c", pair)]
+    try:
+        return run_watched(
+            [git_program(cwd), "--no-pager", *neutral, *args],
+            cwd=cwd,
+            timeout=TIMEOUT_SECONDS,
+            env=git_environment(),
+            take=take,
+        )
+    except Stuck as exc:
+        raise GitFailed(refusal(f"git {args[-1]}", exc)) from None
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise GitFailed(f"git could not look into {cwd}: {exc}") from None
+
+
 # git's own options that take a value, before the command (also as the next argument)
 _VALUED = frozenset(
     {
@@ -274,9 +342,12 @@ def git_argv(
     jail_workspace: Path | None = None,
     project_root: Path | None = None,
     git_looks: GitLooks | None = None,
+    nested: bool = False,
 ) -> list[str]:
     """``git args`` with every program-starting key switched off; jailed with a workspace
-    (``git_looks``: its looks for git files, see :func:`~vis_core.system.jail.jail_argv`)."""
+    (``git_looks``: its looks for git files, see :func:`~vis_core.system.jail.jail_argv`).
+    ``nested``: on the host, the drivers of the repositories inside are switched off too
+    (:func:`nested_overrides`), for a command Vis does not choose (``vis.git``)."""
     argv = [git_program(cwd), "--no-pager"]
     for pair in NEUTRAL_CONFIG:
         argv += ["-c", pair]
@@ -284,6 +355,8 @@ def git_argv(
     command = args[at] if at < len(args) else ""
     if not _starts_no_driver(command, args[at + 1 :]):
         argv += driver_overrides(cwd, place)  # where git will run
+        if nested and jail_workspace is None:
+            argv += nested_overrides(cwd, place)
     if jail_workspace is not None:
         argv += ["-C", str(cwd)]
     argv += [*args[: at + 1], *_guards(command), *args[at + 1 :]]
@@ -305,9 +378,11 @@ def run_git(
     feed: bytes | None = None,
     environment: dict[str, str] | None = None,
     take: Callable[[bytes], None] | None = None,
+    nested: bool = False,
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run git safely (see :func:`git_argv`) with ``feed`` on its input (else none) and
-    ``environment`` added to git's own; raises :class:`GitFailed` when it cannot start.
+    """Run git safely (see :func:`git_argv`, and its ``nested``) with ``feed`` on its input
+    (else none) and ``environment`` added to git's own; raises :class:`GitFailed` when it
+    cannot start.
     ``take``: given git's output as it comes, not kept (see :func:`run_watched`)."""
     env = git_environment(environment)
     # on the host, the model's processes are held from the listing of the drivers to switch
@@ -322,6 +397,7 @@ def run_git(
                 jail_workspace=jail_workspace,
                 project_root=project_root,
                 git_looks=git_looks,
+                nested=nested,
             )
             done = run_watched(argv, cwd=cwd, timeout=timeout, env=env, feed=feed, take=take)
     except NotQuiet as exc:

@@ -121,7 +121,7 @@ class ToolInvoker:
         self._prepare = prepare_arguments
         self._session = session  # the agent session, for Vis's own tools (``fold_session``)
         self._found: object | None = None  # the session, once found
-        self._worker = worker  # runs the tools of extensions that do not ship with Vis
+        self._worker = worker  # runs the code of every extension, bundled ones included
         self._position = position or CallPosition()  # moved by the session, read here
         # who waits on the session's turn, images shown with a call's result
         self.call_state = call_state or SessionCallState()
@@ -420,7 +420,9 @@ class ToolInvoker:
 
         # the extension's render runs in its worker, never in the host (a handle's method,
         # ``run``, is drawn by the host's handle itself); success is drawn with the call
-        in_worker = run is None and self._worker is not None and self._worker.runs(tool.owner)
+        in_worker = (
+            run is None and self._worker is not None and self._worker.is_extension(tool.owner)
+        )
         draw_with_call = in_worker and activity is not None and activity.render is not None
         drawn: tuple[Any, str | None] | None = None
         plan = self._plan if run is None else None  # a handle's method is not a tool
@@ -579,9 +581,8 @@ class ToolInvoker:
         return lock
 
     async def _run(self, tool: HostTool, args: tuple, kwargs: dict, in_worker: bool) -> Any:
-        """Vis's async tools run on the loop; an extension's tools run in the session's
-        extension worker (``in_worker``; bundled ones in a thread here), one call at a time
-        per extension."""
+        """Vis's async tools run on the loop, its others in a thread; an extension's tools run
+        in the session's extension worker (``in_worker``), one call at a time per extension."""
         lock = self._refuse_waiting(tool)
         if in_worker and self._worker is not None:
             return await self._worker.call(tool, args, kwargs)

@@ -128,13 +128,14 @@ class SessionWorkers:
             worker = routes[owner] = self._worker(self._key(loaded.get(owner), loaded))
         return worker
 
-    def runs(self, owner: str) -> bool:
-        """Whether the code of extension ``owner`` runs in a worker of this session."""
+    def is_extension(self, owner: str) -> bool:
+        """Whether ``owner`` names an extension of the session as loaded now (not Vis's own
+        code, nor an MCP server's): every extension's code runs in one of these workers."""
         return self._extensions().get(owner) is not None
 
     def runner(self, owner: str) -> SessionWorker | None:
-        """:meth:`worker_for` ``owner`` when its code :meth:`runs` in a worker, else None."""
-        return self.worker_for(owner) if self.runs(owner) else None
+        """:meth:`worker_for` ``owner`` when it :meth:`is_extension`, else None."""
+        return self.worker_for(owner) if self.is_extension(owner) else None
 
     # -- calls -----------------------------------------------------------------------------
 

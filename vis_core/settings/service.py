@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from vis_core.config import file_stamp
-from vis_core.extension.context import CallContext, calling
+from vis_core.extension.context import CallContext
 from vis_core.extension.errors import member
 from vis_core.extension.settings_decl import Setting, SettingScope
 from vis_core.model.channel import Channel
@@ -84,7 +84,7 @@ class SettingsService(SettingsReader):
             snapshot=snapshot,
         )
         # runs an extension setting's on_change where that extension's code runs (its
-        # worker); the host sets it. Without it the callback runs in a thread here.
+        # worker); the host sets it. Without it no on_change runs (the host runs none).
         self.on_change_runner: OnChangeRunner | None = None
         self.runtime: Runtime | None = None  # the host's: an on_change call runs in it
         # Awaited after every change of an effective value: a save or reset, a re-read of
@@ -452,10 +452,12 @@ class SettingsService(SettingsReader):
         scope: SettingScope,
         session_id: str | None,
     ) -> str | None:
-        hook = owner.setting.on_change
-        if hook is None:
+        extension, runner = owner.extension, self.on_change_runner
+        # Vis's own settings declare no on_change (what they change listens to the saves);
+        # without the host's runner (a service built alone) no extension code runs at all
+        if owner.setting.on_change is None or extension is None or runner is None:
             return None
-        if owner.extension is not None and owner.extension.status is not ExtensionStatus.LOADED:
+        if extension.status is not ExtensionStatus.LOADED:
             return None  # switched off: none of its code runs, its on_change neither
         context = CallContext(
             session_id=session_id,
@@ -465,12 +467,8 @@ class SettingsService(SettingsReader):
             channel=self.channel,
             runtime=self.runtime,
         )
-        change = (old, new, scope.value)
         try:
-            if owner.extension is not None and self.on_change_runner is not None:
-                await self.on_change_runner(owner.extension, owner.setting, change, context)
-            else:
-                await asyncio.to_thread(_call_hook, owner, hook, change, context)
+            await runner(extension, owner.setting, (old, new, scope.value), context)
         except Exception as exc:
             log.exception(
                 "on_change of setting %r (%s) failed; the value stays saved",
@@ -482,17 +480,3 @@ class SettingsService(SettingsReader):
                 f"{type(exc).__name__}: {exc}. The value stays saved."
             )
         return None
-
-
-def _call_hook(
-    owner: SettingOwner,
-    hook: Callable[..., Any],
-    change: tuple[Any, Any, str],
-    context: CallContext,
-) -> None:
-    """Run ``on_change`` here (Vis's own, or an extension with no worker to run it in)."""
-    with calling(context):
-        if owner.extension is not None:
-            owner.extension.call(hook, *change)
-        else:
-            hook(*change)

@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 import vis_core.extension as vis
-from vis_core.extension.acting import acting_as
 from vis_core.extension.context import CallContext, calling, serving_runtime
 from vis_core.extension.runtime import (
     OPERATIONS,
@@ -41,6 +40,11 @@ class _ToHost:
 
 def _call(root: Path, runtime: Any, session_id: str | None = "s1") -> CallContext:
     return CallContext(session_id, root, root, owner="counter", runtime=runtime)
+
+
+def _acting(root: Path, owner: str) -> calling:
+    """A call of extension ``owner`` with no runtime of its own (outside Vis)."""
+    return calling(CallContext(None, root, root, owner=owner))
 
 
 def test_a_worker_and_the_host_share_state_through_one_interface(tmp_path: Path):
@@ -87,13 +91,13 @@ def test_the_call_s_runtime_wins_then_the_one_the_process_installed(tmp_path: Pa
     assert current_runtime() is OUTSIDE
 
 
-def test_outside_vis_state_lives_in_memory_per_extension():
-    with acting_as("a"):
+def test_outside_vis_state_lives_in_memory_per_extension(tmp_path: Path):
+    with _acting(tmp_path, "a"):
         vis.state["k"] = 1
-    with acting_as("b"):
+    with _acting(tmp_path, "b"):
         assert "k" not in vis.state
         vis.state["k"] = 2
-    with acting_as("a"):
+    with _acting(tmp_path, "a"):
         assert vis.state["k"] == 1
         vis.state.clear()
     assert OUTSIDE.state_items("b") == {"k": 2}
@@ -109,7 +113,10 @@ def test_the_sandbox_runtime_refuses_what_belongs_to_trusted_code(tmp_path: Path
         declared = vis.Extension(name="probe", description="Built in the sandbox.")
         with pytest.raises(RuntimeError, match="trusted extension code"):
             vis.register_extension(declared)
-        with acting_as("probe"), pytest.raises(RuntimeError, match="trusted extension code"):
+        with (
+            _acting(tmp_path, "probe"),
+            pytest.raises(RuntimeError, match="trusted extension code"),
+        ):
             vis.state["k"] = 1
         with pytest.raises(PermissionError, match="trusted extension code"):
             vis.fs.write(tmp_path / "x.txt", "x")
@@ -130,7 +137,7 @@ def test_the_sandbox_runtime_refuses_what_belongs_to_trusted_code(tmp_path: Path
         assert not (tmp_path / "x.txt").exists()
     finally:
         install(previous)
-    with acting_as("probe"):  # trusted again: the outside-Vis runtime keeps it in memory
+    with _acting(tmp_path, "probe"):  # trusted again: the outside-Vis runtime keeps it in memory
         vis.state["k"] = 1
         assert vis.state["k"] == 1
         vis.state.clear()

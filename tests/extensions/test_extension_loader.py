@@ -5,7 +5,6 @@ from __future__ import annotations
 import importlib.metadata
 import sys
 import textwrap
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -341,34 +340,6 @@ def test_reload_reads_fresh_modules(tmp_path: Path, install: Installer) -> None:
     assert fresh.candidate.module_name not in sys.modules
     assert fresh.settings[0].default == "strict"
     assert fresh.lock is not loaded.extensions[0].lock
-
-
-def test_one_extension_calls_are_serialized(install: Installer) -> None:
-    install(_user_dir(), "steering_mode")
-    ext = _load().extensions[0]
-    inside: list[int] = []
-    overlap: list[bool] = []
-    gate = threading.Barrier(4)
-
-    def work(n: int) -> int:
-        inside.append(n)
-        overlap.append(len(inside) > 1)
-        for _ in range(2000):
-            pass
-        inside.remove(n)
-        return n
-
-    def worker(n: int) -> None:
-        gate.wait()
-        for _ in range(50):
-            ext.call(work, n)
-
-    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert overlap and not any(overlap)
 
 
 def test_package_entry_points_are_discovered(

@@ -2,26 +2,9 @@
 
 from __future__ import annotations
 
-import contextvars
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from vis_core.extension.context import current_call
-
-_acting: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "vis_acting_extension", default=None
-)
-
-
-@contextmanager
-def acting_as(name: str) -> Iterator[str]:
-    """Run the body on behalf of extension ``name`` (state, logs and notifications use it)."""
-    token = _acting.set(name)
-    try:
-        yield name
-    finally:
-        _acting.reset(token)
 
 
 def loading_extension() -> tuple[bool, str | None]:
@@ -38,9 +21,6 @@ def loading_extension() -> tuple[bool, str | None]:
 def current_extension() -> str | None:
     """The extension Vis runs now, or ``None`` outside Vis (and for Vis's own tools); in a
     thread an extension started (see :func:`follow_threads`), that extension."""
-    name = _acting.get()
-    if name:
-        return name
     call = current_call()
     if call is not None and call.owner != "vis":
         return call.owner

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from vis_core.extension.declarations import Extension, Setting, SlashCommand
 from vis_core.extension_host.discovery import Candidate
@@ -20,8 +20,6 @@ DEFAULT_LOAD_TIMEOUT = 10.0  # seconds one entry file may take to load (extensio
 if TYPE_CHECKING:
     from vis_core.paths import ControlSnapshot, VisPaths
     from vis_core.tools.discovery import Guide
-
-R = TypeVar("R")
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,13 +66,6 @@ class LoadedExtension:
         from vis_core.extension_host.guides import guides_of
 
         return guides_of(self)
-
-    def call(self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
-        """Run ``fn`` holding this extension's lock (calls into one extension are serialized)."""
-        from vis_core.extension.acting import acting_as
-
-        with self.lock, acting_as(self.name):  # vis.state, vis.log know whose call this is
-            return fn(*args, **kwargs)
 
 
 @dataclass(frozen=True)

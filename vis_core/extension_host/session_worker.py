@@ -285,8 +285,7 @@ class WorkerHandler:
         the worker's session (or ``session[0]``); ``then`` gets its value and the owner, in
         the same call; ``before`` runs just before ``fn``, as it does.
 
-        The call's context names its extension, which is what ``current_extension`` reads (no
-        ``acting_as`` needed here)."""
+        The call's context names its extension, which is what ``current_extension`` reads."""
         owner = str(call.owner)
         context = self._context(owner, session)
         running = _Running()

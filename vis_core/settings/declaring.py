@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -49,10 +49,6 @@ class DeclaringExtension(Protocol):
     def settings(self) -> tuple[Setting[Any], ...]: ...
 
     def guides(self) -> Sequence[ShippedGuide]: ...
-
-    def call(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
-        """Run ``fn`` as a call into the extension (serialized with its other calls)."""
-        ...
 
 
 class ExtensionSet(Protocol):

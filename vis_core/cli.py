@@ -13,11 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from vis_core import codegen_cache
 from vis_core.model.channel import Channel
+from vis_core.model.exit_status import EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:
     from vis_core.mcp.config import McpConfig
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def _add_model_options(parser: argparse.ArgumentParser, *, sub: bool = False) -> None:

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from vis_core.model.channel import Channel
+from vis_core.model.exit_status import EXIT_FAILED, EXIT_OK
 from vis_core.model.sessions import SessionRow, snippet_parts
 from vis_core.system.programs import host_program
 from vis_core.terminal import terminal_text
@@ -48,7 +49,7 @@ def run_doctor(workspace: Path) -> int:
         return asyncio.run(_check_host(workspace))
     except StoreError as exc:
         print(f"database error: {exc}")
-        return 1
+        return EXIT_FAILED
 
 
 async def _check_host(workspace: Path) -> int:
@@ -103,7 +104,7 @@ async def _check_host(workspace: Path) -> int:
             problems += row.failed
     finally:
         await host.close()
-    return 1 if problems else 0
+    return EXIT_FAILED if problems else EXIT_OK
 
 
 def _when(row: SessionRow) -> str:
@@ -140,4 +141,4 @@ def list_sessions(workspace: Path, query: str | None) -> int:
                 print(f"no sessions in {workspace} yet: `vis` starts one", file=sys.stderr)
     finally:
         store.close()
-    return 0
+    return EXIT_OK

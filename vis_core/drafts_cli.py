@@ -15,6 +15,7 @@ from vis_core.drafts.session import SessionDrafts, approved
 from vis_core.extension.hooks import OperationBlocked
 from vis_core.model.channel import Channel
 from vis_core.model.draft import Draft
+from vis_core.model.exit_status import EXIT_FAILED, EXIT_OK
 from vis_core.model.lines import on_one_line
 from vis_core.tools.display import age, plural
 
@@ -86,7 +87,7 @@ def run_drafts(args: argparse.Namespace) -> int:
                 print("No drafts.")
             for draft in listed:
                 print(_line(drafts, draft))
-            return 0
+            return EXIT_OK
         draft = drafts.find(args.draft)
         if not Path(draft.workspace).is_dir():  # no session can open there, nor land in it
             if action != "discard":
@@ -96,12 +97,12 @@ def run_drafts(args: argparse.Namespace) -> int:
                 )
             drafts.discard(draft)
             print(f"Discarded draft {draft.label}; its workspace {draft.workspace} was gone.")
-            return 0
+            return EXIT_OK
         store.close()
         if action == "discard":
             asyncio.run(_in_session(draft, lambda d: d.discard()))
             print(f"Discarded draft {draft.label}; {draft.workspace} is as it was.")
-            return 0
+            return EXIT_OK
         result = asyncio.run(_in_session(draft, lambda d: d.approve(args.message)))
         print(f"Approved draft {draft.label}: {approved(result)}.")
         warning = control_warning(result["files"])
@@ -109,9 +110,9 @@ def run_drafts(args: argparse.Namespace) -> int:
             print(f"vis drafts: warning: {warning}", file=sys.stderr)
         for name in result["files"]:
             print(f"  {on_one_line(name)}")  # a line break in a name cannot fake a line
-        return 0
+        return EXIT_OK
     except (DraftError, OperationBlocked, LookupError) as exc:
         print(f"vis drafts: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     finally:
         store.close()

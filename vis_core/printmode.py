@@ -54,6 +54,7 @@ from vis_core.model.block import (
     plain_error,
 )
 from vis_core.model.channel import Channel
+from vis_core.model.exit_status import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from vis_core.model.lines import on_one_line
 from vis_core.model.notes import background_files_line
 from vis_core.model.turn import BLOCK_CANCELLED, TurnStatus
@@ -75,11 +76,11 @@ EXIT_MAX_TURNS = 3  # `vis run --max-turns N` stopped the run
 EXIT_MAX_COST = 4  # `vis run --max-cost USD` stopped the run
 EXIT_OUTPUT_FAILED = 74  # its output could not be written (a full disk, EIO): EX_IOERR
 EXIT_CODES = {
-    TurnStatus.COMPLETED: 0,
-    TurnStatus.FAILED: 1,
-    TurnStatus.MAX_ITERATIONS: 1,
-    TurnStatus.INCOMPLETE: 1,  # the answer was cut at the output limit
-    TurnStatus.CANCELLED: 130,
+    TurnStatus.COMPLETED: EXIT_OK,
+    TurnStatus.FAILED: EXIT_FAILED,
+    TurnStatus.MAX_ITERATIONS: EXIT_FAILED,
+    TurnStatus.INCOMPLETE: EXIT_FAILED,  # the answer was cut at the output limit
+    TurnStatus.CANCELLED: EXIT_INTERRUPTED,
 }
 _STATE_MARKS = {
     ActivityState.SUCCEEDED: ("✓", "green"),
@@ -388,16 +389,16 @@ def run_print_mode(args: argparse.Namespace, workspace: Path) -> int:
     resume = getattr(args, "run_resume", None)
     if continue_ and resume is not None:
         print("vis run: give either --continue or --resume ID, not both", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     request = args.request
     if request == "-":  # `git diff | vis run -`: the request is what comes in
         request = sys.stdin.buffer.read().decode("utf-8", errors="replace")
         if not request.strip():
             print("vis run -: standard input was empty; pipe the request in", file=sys.stderr)
-            return 2
+            return EXIT_USAGE
     elif not request.strip():  # `vis run "$UNSET"`: nothing to ask, and a model paid to say so
         print('vis run: the request is empty; say what to do: vis run "REQUEST"', file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     loop = asyncio.new_event_loop()
     try:
         limits = RunLimits(getattr(args, "max_cost", None), getattr(args, "max_turns", None))
@@ -414,7 +415,7 @@ def run_print_mode(args: argparse.Namespace, workspace: Path) -> int:
             )
         )
     except KeyboardInterrupt:
-        code = 130
+        code = EXIT_INTERRUPTED
     finally:
         loop.close()  # does not wait for worker threads
     return exit_now(code)
@@ -522,7 +523,7 @@ async def _run(
         host = await Host.open(options)
     except StoreError as exc:
         print(f"vis: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     from vis_core.ask_terminal import install_terminal_asker
 
     # vis.ask: prompts on a terminal, else undeliverable at once
@@ -542,28 +543,28 @@ async def _run(
                 f"model is {terminal_text(host.models.label)}; add --provider scripted",
                 file=sys.stderr,
             )
-            return 2
+            return EXIT_USAGE
         if host.models.problem and not command and refusal is None:
             print(host.models.problem, file=sys.stderr)
-            return 2
+            return EXIT_USAGE
         failed = host.catalog.load_warning("run `vis run` again")  # the extensions not loaded
         for note in [*host.startup_notes(), *([failed] if failed else [])]:
             if note != refusal:  # said once, last, as why the run stops
                 print(f"vis: {terminal_text(note)}", file=sys.stderr)
         if refusal is not None:  # fail closed: nothing runs on a value Vis cannot read
             print(f"vis run: {terminal_text(refusal)}", file=sys.stderr)
-            return 2
+            return EXIT_USAGE
         refused = command_refusal(host.commands, request) if command else None
         if refused is not None:
             print(f"vis run: {terminal_text(refused)}", file=sys.stderr)
-            return 2
+            return EXIT_USAGE
         if command:  # servers start when a turn does: most commands send no request
             host.mcp.hold()
         try:
             session = await _open(host, continue_, resume)
         except LookupError as exc:
             print(f"vis run: {terminal_text(str(exc))}", file=sys.stderr)
-            return 2
+            return EXIT_USAGE
         settle = 0.0
         fresh = not continue_ and resume is None
         if command and fresh:  # what the command only shows leaves no session behind
@@ -575,7 +576,7 @@ async def _run(
         gc.enable()
         if session.model.provider is None and not command:
             print(session.model.problem, file=sys.stderr)
-            return 2
+            return EXIT_USAGE
         summarize = bool(host.settings.get("summarize_steps", True, session.id))
         redactor = host.settings.redactor
         # output that cannot be written (`| head -1`, a full disk) ends the turn as
@@ -611,7 +612,7 @@ async def _run(
             refused = await _enter_draft(session)
             if refused is not None:
                 print(f"vis run: {terminal_text(refused)}", file=sys.stderr)
-                return 2
+                return EXIT_USAGE
         from vis_core.agent.person_images import image_mentions
         from vis_core.model.images import ImageRefused
 
@@ -634,13 +635,13 @@ async def _run(
                     return ran
                 if session.model.provider is None:
                     print(session.model.problem, file=sys.stderr)
-                    return 2
+                    return EXIT_USAGE
                 request = ran
             try:
                 ended = await session.submit(request, mentions=image_mentions(request))
             except ImageRefused as exc:  # before the turn: nothing was sent
                 print(f"vis run: {terminal_text(str(exc))}", file=sys.stderr)
-                return 2
+                return EXIT_USAGE
         finally:
             for sig in (signal.SIGINT, *STOP_SIGNALS):
                 loop.remove_signal_handler(sig)
@@ -705,7 +706,7 @@ async def _run_command(host: Any, session: Any, text: str, *, as_json: bool) -> 
             switched = await use_model(host.command_deps, session, prompt.model)
             if not switched.ok:
                 print(f"vis run: {terminal_text(switched.text)}", file=sys.stderr)
-                return 1
+                return EXIT_FAILED
         return prompt.text
     try:
         if as_json:
@@ -727,7 +728,7 @@ async def _run_command(host: Any, session: Any, text: str, *, as_json: bool) -> 
                 file=sys.stderr,
             )
         return EXIT_OUTPUT_FAILED
-    return 0 if result.ok else 1
+    return EXIT_OK if result.ok else EXIT_FAILED
 
 
 async def _enter_draft(session: Any) -> str | None:

@@ -12,11 +12,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from vis_core.extension.settings_decl import SettingScope
 from vis_core.model.channel import Channel
+from vis_core.model.exit_status import EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:
     from vis_core.settings.service import SettingsService
-
-EXIT_OK, EXIT_USAGE = 0, 2
 
 
 def add_settings_parser(commands: Any) -> None:

@@ -20,6 +20,7 @@ from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
 from textual_serve.server import Server, to_int
 
+from vis_core.model.exit_status import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK
 from vis_tui.links import opens
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -281,15 +282,15 @@ def serve_web(options: WebOptions) -> int:
     try:
         asyncio.run(server.run(announce=lambda line: print(line, flush=True)))
     except KeyboardInterrupt:  # Ctrl+C before the server listened: nothing was started
-        return 130
+        return EXIT_INTERRUPTED
     except OSError as exc:
         print(
             f"vis --web: cannot listen on {options.host}:{options.port}: {exc.strerror or exc}; "
             "choose another port with --port N",
             file=sys.stderr,
         )
-        return 1
-    return 0
+        return EXIT_FAILED
+    return EXIT_OK
 
 
 def app_argv(workspace: Path, forwarded: list[str]) -> tuple[str, ...]:

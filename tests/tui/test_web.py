@@ -22,7 +22,8 @@ from PIL import Image
 from processes import alive
 from textual_serve.download_manager import DownloadManager
 
-from vis_core.cli import EXIT_USAGE, main
+from vis_core.cli import main
+from vis_core.model.exit_status import EXIT_USAGE
 from vis_core.store import Store
 from vis_tui.web import AppProcess
 

@@ -14,6 +14,7 @@ from typing import Any, cast
 
 from vis_core.frontend import HostOptions, exit_now
 from vis_core.model.channel import Channel
+from vis_core.model.exit_status import EXIT_INTERRUPTED, EXIT_OK
 
 CLOSE_SECONDS = 10
 STDIO_LIMIT = 50 * 1024 * 1024  # a pasted image travels as one line of base64
@@ -136,9 +137,9 @@ def run_acp(args: argparse.Namespace, workspace: Any) -> int:
     try:
         loop.run_until_complete(serve(options, fd_in, fd_out))
     except KeyboardInterrupt:
-        return exit_now(130)
+        return exit_now(EXIT_INTERRUPTED)
     finally:
         loop.close()
     if copying_out is not None:
         copying_out.join()
-    return exit_now(0)
+    return exit_now(EXIT_OK)

@@ -24,12 +24,12 @@ from vis_core.mcp.config import (
     project_file,
 )
 from vis_core.mcp.edit import EditError, add_server, remove_server
+from vis_core.model.exit_status import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:
     from vis_core.mcp.client import ServerConnection
     from vis_core.mcp.manager import McpManager
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 # the servers a session in a workspace would have, while the listing runs (``vis_core.cli``)
 SessionConfig = Callable[[Path], AbstractAsyncContextManager[McpConfig]]
 LIST_WAIT = 30.0  # seconds `vis mcp list` waits for the slowest server beyond its timeout

@@ -6,11 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from vis_core.model.exit_status import EXIT_OK, EXIT_USAGE
 from vis_core.session_files import FORMATS, ExportFormat, export_session, write_export
 from vis_core.store.stored_session import SessionNotFound, find_session, latest_session
 from vis_core.terminal import raw_stream
-
-EXIT_OK, EXIT_USAGE = 0, 2
 
 
 def add_export_parser(commands: argparse._SubParsersAction) -> None:

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 from vis_core.model.block import PYTHON_EXECUTION
 from vis_core.model.channel import Channel
 from vis_core.model.draft import DraftAction
+from vis_core.model.exit_status import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from vis_core.model.turn import ContextOrigin, TurnStatus
-from vis_core.session_cli import EXIT_OK, EXIT_USAGE
 from vis_core.store.stored_session import (
     SessionNotFound,
     StoredBlock,
@@ -38,7 +38,7 @@ from vis_core.tools.display import plural
 if TYPE_CHECKING:
     from vis_core.store import Store
 
-EXIT_DIFFERENT = 1  # the replay differs from the recording
+EXIT_DIFFERENT = EXIT_FAILED  # the replay differs from the recording
 REPLAYED_FAILURE = "the recorded turn failed here (replayed)"
 SHORT = 160  # characters of a value a difference shows
 

@@ -183,6 +183,18 @@ def _reroot(pid: int, old_root: Path, new_root: Path) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class ChildConfinement:
+    """What confines a sandbox child for its whole life: the jail, its memory and process
+    limits, whether home's dot entries are writable in the jail, and the folders outside the
+    workspace the jail shows read-only. Another takes a new child (:meth:`Sandbox.confine`)."""
+
+    jail: bool
+    limits: ChildLimits | None
+    home_writable: bool
+    read_paths: tuple[Path, ...]
+
+
 class Sandbox:
     """A persistent Python namespace in a child process; tools are awaitable proxies in it."""
 
@@ -238,9 +250,8 @@ class Sandbox:
         self.read_only = read_only
         self.max_calls = max_calls
         self.message_limit = message_limit
-        self.home_writable = home_writable
-        self.read_paths = read_paths
-        self.limits = limits
+        # the running child's (or, with none, the next one's); :meth:`confine` changes it
+        self._confinement = ChildConfinement(jail, limits, home_writable, read_paths)
         self.time_limit = time_limit
         self.workspace = Path(workspace)
         self.environment = dict(environment or {})
@@ -266,7 +277,6 @@ class Sandbox:
                 raise TypeError(f"Sandbox globals must be JSON-able data: {exc}") from exc
         self._snapshot_save = snapshot_save
         self._snapshot_load = snapshot_load
-        self.jail = jail
         self.python = python
         self.output_limit = output_limit  # printed output shown, in bytes (lines: MAX_LINES)
         self.output_dir = output_dir  # where a cut output is saved whole
@@ -299,8 +309,7 @@ class Sandbox:
         self._network_folder: Path | None = None
         self._draft_slot = draft_slot
         self._slot_shown: Path | None = None  # the draft slot the running jail shows
-        # (jail, limits, home_writable) the next child starts under (:meth:`confine`)
-        self._next: tuple[bool, ChildLimits | None, bool, tuple[Path, ...]] | None = None
+        self._next: ChildConfinement | None = None  # the next child's, when it differs
         self._changed: list[str] = []  # the settings that asked for it, named in its note
         self._restarted: str | None = None  # what the last start says, for the next block
         self._preparing: asyncio.Task[None] | None = None  # a start ahead of a block
@@ -398,9 +407,8 @@ class Sandbox:
         once no block runs in it (a thread a block left there must not run on unjailed, with a
         writable home or past a lowered limit); the task returned ends when it has."""
         self.refusal = now.refusal
-        shaped = (now.jail, now.limits, now.home_writable, now.read_paths)
-        current = (self.jail, self.limits, self.home_writable, self.read_paths)
-        if shaped == (self._next or current):
+        shaped = ChildConfinement(now.jail, now.limits, now.home_writable, now.read_paths)
+        if shaped == (self._next or self._confinement):
             return None
         self._next = shaped
         if setting not in self._changed:
@@ -432,7 +440,7 @@ class Sandbox:
         cannot be done (a file of ``old_root`` held open for writing), the child is stopped:
         the block ends there and the next one starts in the draft."""
         proc, pid = self._proc, self._pid
-        if not self.jail or proc is None or proc.returncode is not None:
+        if not self._confinement.jail or proc is None or proc.returncode is not None:
             return
         slot = self._slot_shown
         if not pid:
@@ -489,8 +497,7 @@ class Sandbox:
             elif proc is not None:  # its end, told before its pipe's
                 self._on_exit(proc, proc.returncode)
             if self._next is not None:  # what :meth:`confine` asked for, from this child on
-                (self.jail, self.limits, self.home_writable, self.read_paths) = self._next
-                self._next = None
+                self._confinement, self._next = self._next, None
                 self._changed = []
             self._restarted = None
             try:
@@ -562,16 +569,17 @@ class Sandbox:
         self._slot_shown = self._draft_slot() if self._draft_slot is not None else None
         if self._slot_shown is not None:  # empty and read-only until a draft is made in it
             shown.append(self._slot_shown)
+        confined = self._confinement
         return functools.partial(
             jail_argv,
             workspace=self.workspace,
-            read_only=sorted({*runtime, *self.read_paths}),
+            read_only=sorted({*runtime, *confined.read_paths}),
             project_root=self.project_root,
             shown_in_vis=shown,
-            home_writable=self.home_writable,
-            workspace_read_only=self.read_only and self.jail,
+            home_writable=confined.home_writable,
+            workspace_read_only=self.read_only and confined.jail,
             network_folder=self._network_folder,
-            tmpfs_bytes=self.limits.memory_bytes if self.limits else 0,
+            tmpfs_bytes=confined.limits.memory_bytes if confined.limits else 0,
             git_looks=self._git_looks,
         )
 
@@ -582,8 +590,8 @@ class Sandbox:
         from vis_core.ipc.values import encode
         from vis_core.sandbox.calls import ChildCalls
 
-        proxy = {}
-        if self.jail and self._network is not None:  # the jail's only way out
+        proxy, confined = {}, self._confinement
+        if confined.jail and self._network is not None:  # the jail's only way out
             self._network_folder = await self._network()
             proxy = proxy_environment()
         env = child_environment(self.environment, proxy)
@@ -616,9 +624,9 @@ class Sandbox:
             cwd=self.workspace,
             python=self.python,
             flags=("-u",),
-            jail=self._jail() if self.jail else None,
+            jail=self._jail() if confined.jail else None,
             keeper="sandbox",
-            limits=self.limits,
+            limits=confined.limits,
             drain=False,
             pass_fds=() if control is None else (control_fd,),
         )
@@ -671,7 +679,7 @@ class Sandbox:
             snapshot=snapshot,
             max_calls=self.max_calls,
             message_limit=self.message_limit,
-            confined=self.jail,
+            confined=confined.jail,
             control=control_fd,
         )
         await self.write(framed(init))
@@ -684,7 +692,7 @@ class Sandbox:
         # a jailed child has a PID namespace of its own: its pid there is not the host's
         inner = ready.pid
         # (0 when it cannot be found: Esc then stops the block by killing the child)
-        self._pid = host_pid(proc.pid, inner, namespaced=self.jail) or 0
+        self._pid = host_pid(proc.pid, inner, namespaced=confined.jail) or 0
         if control is not None and self._direct is not None and proc is self._proc:
             assert self._calls is not None
             self._direct.child_started(control, self._calls)
@@ -969,8 +977,9 @@ class Sandbox:
             control.close()
         how = self._kill_reason or str(Ending(code))
         proc.collect()  # the keeper's last words: the tree went over the memory limit
-        if proc.over_memory is not None and self.limits is not None:
-            why = over_memory(proc.over_memory, self.limits, whose="the block's")
+        limits = self._confinement.limits
+        if proc.over_memory is not None and limits is not None:
+            why = over_memory(proc.over_memory, limits, whose="the block's")
             how = f"was stopped because {why}"
         self._death = how
         self._pid = None

@@ -9,6 +9,7 @@ import threading
 import time
 import tomllib
 from collections.abc import Callable
+from enum import Enum, auto
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,15 @@ SHARE_SECONDS = 2.0
 ENVIRONMENTS = ("project", "shared")
 YAML_LIMIT = 1 << 20  # bytes of vis.yml read for python.environment
 
-_cache: dict[Path, tuple[float, tuple[Path, ...] | str | None]] = {}
+
+class _Unlisted(Enum):
+    """Why Git gave no listing of a root."""
+
+    OUTSIDE_GIT = auto()
+    TOO_MANY = auto()  # Git named more than any listing Vis reads from Git takes (stopped)
+
+
+_cache: dict[Path, tuple[float, tuple[Path, ...] | _Unlisted]] = {}
 _cache_lock = threading.Lock()
 _listing_locks: dict[Path, threading.Lock] = {}
 
@@ -70,20 +79,19 @@ def hardened_git(
     )
 
 
-def _git_files(root: Path) -> tuple[Path, ...] | str | None:
-    """Tracked files and untracked files Git does not ignore, under ``root``; None outside
-    Git; what ``root`` holds (:func:`~vis_core.system.git.too_many`) when Git names more
-    than any listing Vis reads from Git takes (Git is stopped there)."""
+def _git_files(root: Path) -> tuple[Path, ...] | _Unlisted:
+    """Tracked files and untracked files Git does not ignore, under ``root``, or why there
+    is no listing of them."""
     entries = Entries(MAX_LISTED, MAX_LISTED_BYTES)
     args = ("ls-files", "-z", "--cached", "--others", "--exclude-standard")
     try:
         done = current_runtime().run_git(args, root, take=entries.take)
     except TooMany:
-        return too_many()
+        return _Unlisted.TOO_MANY
     except GitFailed:
-        return None
+        return _Unlisted.OUTSIDE_GIT
     if done.returncode != 0:
-        return None
+        return _Unlisted.OUTSIDE_GIT
     names = dict.fromkeys(n.decode("utf-8", "replace") for n in entries.items if n)
     return tuple(root / name for name in names)
 
@@ -108,9 +116,9 @@ def workspace_files() -> list[Path] | None:
             files = _git_files(root)
             with _cache_lock:
                 _cache[root] = (time.monotonic(), files)
-    if isinstance(files, str):
-        raise RuntimeError(f"vis.workspace_files(): {root} holds {files}, more than it lists")
-    return None if files is None else list(files)
+    if files is _Unlisted.TOO_MANY:
+        raise RuntimeError(f"vis.workspace_files(): {root} holds {too_many()}, more than it lists")
+    return None if files is _Unlisted.OUTSIDE_GIT else list(files)
 
 
 def python_environment() -> str:

@@ -35,8 +35,6 @@ from vis_core.system.loops import end_tasks, keep, on_loop
 from vis_core.tools.registry import HostTool, ToolRegistry
 
 if TYPE_CHECKING:
-    import threading
-
     from vis_core.extension.runtime import Runtime
     from vis_core.extension_host.session_workers import SessionWorkers
     from vis_core.extension_host.worker_channel import Channel as WorkerChannel
@@ -97,7 +95,6 @@ class ToolInvoker:
         workspace: Path,
         project_root: Path,
         channel: Channel = Channel.TUI,
-        locks: Callable[[str], threading.RLock | None] = lambda owner: None,
         prepare_arguments: Callable[[HostTool, tuple, dict], tuple[tuple, dict]] | None = None,
         runtime: Runtime | None = None,
         session: Callable[[], object | None] = lambda: None,
@@ -117,7 +114,6 @@ class ToolInvoker:
         self._registry = registry
         self._emit = emit
         self.channel = channel  # the front end its session runs in
-        self._locks = locks
         self._prepare = prepare_arguments
         self._session = session  # the agent session, for Vis's own tools (``fold_session``)
         self._found: object | None = None  # the session, once found
@@ -269,11 +265,10 @@ class ToolInvoker:
             return None
         if self._plan is not None and self._plan.refusal(tool.name, tool.tag, owner) is not None:
             return None
-        if self._locks(owner) is not None:
-            try:
-                self.call_state.refuse_waiting(owner, tool.name)
-            except RuntimeError:
-                return None  # refused, with its Activity: :meth:`call`
+        try:
+            self.call_state.refuse_waiting(owner, tool.name)
+        except RuntimeError:
+            return None  # refused, with its Activity: :meth:`call`
         return runner
 
     def direct_grants(self, runner: SessionWorker) -> dict[str, tuple[str, str, bool]]:
@@ -481,7 +476,7 @@ class ToolInvoker:
                     )
                     if draw_with_call:
                         assert self._worker is not None
-                        self._refuse_waiting(tool)
+                        self.call_state.refuse_waiting(tool.owner, tool.name)
                         result, *parts = await self._worker.call(
                             tool,
                             call_args,
@@ -573,30 +568,17 @@ class ToolInvoker:
         event = ActivityEnded if ended else ActivityStarted
         await self._emit(event(self._session_id, activity=record))
 
-    def _refuse_waiting(self, tool: HostTool) -> threading.RLock | None:
-        """The extension's lock; refuse the call while its extension waits on this session."""
-        lock = self._locks(tool.owner)
-        if lock is not None:  # its extension may hold the lock while it waits on this session
-            self.call_state.refuse_waiting(tool.owner, tool.name)
-        return lock
-
     async def _run(self, tool: HostTool, args: tuple, kwargs: dict, in_worker: bool) -> Any:
         """Vis's async tools run on the loop, its others in a thread; an extension's tools run
-        in the session's extension worker (``in_worker``), one call at a time per extension."""
-        lock = self._refuse_waiting(tool)
+        in the session's extension worker (``in_worker``), one call at a time per extension,
+        refused while that extension waits on this session's turn (it would never return)."""
         if in_worker and self._worker is not None:
+            self.call_state.refuse_waiting(tool.owner, tool.name)
             return await self._worker.call(tool, args, kwargs)
-        if lock is None and inspect.iscoroutinefunction(tool.fn):
+        if inspect.iscoroutinefunction(tool.fn):
             return await tool.fn(*args, **kwargs)
-
-        def run_sync() -> Any:
-            if lock is None:
-                return tool.fn(*args, **kwargs)
-            with lock:
-                return tool.fn(*args, **kwargs)
-
-        value = await asyncio.to_thread(run_sync)  # a coroutine it returns runs on the loop
-        return await value if inspect.isawaitable(value) else value
+        value = await asyncio.to_thread(tool.fn, *args, **kwargs)
+        return await value if inspect.isawaitable(value) else value  # one it returns: the loop
 
     async def _render_in_worker(
         self,

@@ -157,7 +157,6 @@ class SessionFactory:
             workspace=roots.workspace,
             project_root=roots.project_root,
             channel=place.channel,
-            locks=self.catalog.lock,
             prepare_arguments=partial(prepare_arguments, instructions),
             runtime=place.runtime,
             session=lambda: self.registry.live_session(session_id),

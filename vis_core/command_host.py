@@ -58,15 +58,11 @@ class Models(Protocol):
 
 
 class ExtensionCall(Protocol):
-    """Run an extension's callback as a call of ``owner`` in session ``session_id``."""
+    """Run slash command ``command`` of extension ``owner`` in its worker, as a call of
+    ``owner`` in session ``session_id``."""
 
     def __call__(
-        self,
-        owner: str,
-        fn: Callable[..., Any],
-        *args: Any,
-        session_id: str | None = None,
-        command: str | None = None,
+        self, owner: str, command: str, *args: Any, session_id: str | None = None
     ) -> Awaitable[Any]: ...
 
 

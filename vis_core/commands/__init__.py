@@ -182,11 +182,7 @@ class CommandRegistry:
             else:
                 # run in the session that sent the command, as a tool call of its owner
                 value = await self._deps.call_extension(
-                    command.info.owner,
-                    command.run,
-                    ctx,
-                    session_id=ctx["session_id"],
-                    command=command.info.name,
+                    command.info.owner, command.info.name, ctx, session_id=ctx["session_id"]
                 )
             if inspect.isawaitable(value):
                 value = await value

@@ -1,10 +1,9 @@
-"""What the loader produced: each extension with its source, status, error and call lock."""
+"""What the loader produced: each extension with its source, status, error and declaration."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, eq=False)
 class LoadedExtension:
-    """One discovered extension; ``lock`` serializes every call Vis makes into it.
+    """One discovered extension: where it came from, how it loaded, what it declares.
 
     Every extension, Vis's bundled ones included, was loaded in the registration worker
     only: its ``declaration`` is rebuilt from the data it reported there (kept between starts
@@ -41,8 +40,6 @@ class LoadedExtension:
     error: LoadError | None = None
     tools: tuple[HostTool, ...] = ()
     overridden_by: Path | None = None
-    # re-entrant: a call may call into its own extension
-    lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     @property
     def alias(self) -> str | None:

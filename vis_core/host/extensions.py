@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from dataclasses import replace
 from typing import Any
 
@@ -31,10 +30,6 @@ class ExtensionCatalog:
             if ext.declaration is not None
             for command in ext.declaration.slash_commands
         ]
-
-    def lock(self, owner: str) -> threading.RLock | None:
-        ext = self.loaded.get(owner)
-        return None if ext is None else ext.lock
 
     def skipped(self) -> list[LoadedExtension]:
         """The project's extensions listed as failed, not run, because the project's trust

@@ -325,18 +325,14 @@ class Host:
     # -- extensions (``catalog``) --------------------------------------------------------------
 
     async def call_extension(
-        self,
-        owner: str,
-        fn: Callable[..., Any],
-        *args: Any,
-        session_id: str | None = None,
-        command: str | None = None,
+        self, owner: str, command: str, *args: Any, session_id: str | None = None
     ) -> Any:
-        """Run an extension callback in a worker thread, serialized per extension, as a call
-        of ``owner`` in session ``session_id`` (``vis.state``, ``vis.notify`` … work in it)."""
+        """Run slash command ``command`` of extension ``owner`` in an extension worker (the
+        session's; with none, one started for it alone), as a call of ``owner`` in session
+        ``session_id`` (``vis.state``, ``vis.notify`` … work in it)."""
         from vis_core.extension.context import CallContext, calling
+        from vis_core.ipc.kinds import TargetKind
 
-        lock = self.catalog.lock(owner)
         session = self.registry.live_session(session_id) if session_id else None
         context = CallContext(
             session_id=session_id,
@@ -349,34 +345,18 @@ class Host:
             # vis.tools works as in a tool call of that session
             activities=session.invoker if session is not None else None,
         )
-
-        ext = self.catalog.loaded.get(owner)
-        if command is not None and ext is not None:
-            worker = self.registry.extension_workers.get(session_id) if session_id else None
-            # with no session, a worker of no session started for this command alone
-            temporary = None
-            if worker is None:
-                worker = temporary = SessionWorkers(
-                    self.catalog.current, self.place, self.space.project_values()
-                )
-
-            from vis_core.ipc.kinds import TargetKind
-
-            try:  # the command runs in an extension worker, not here
-                with calling(context):
-                    return await worker.call_in(TargetKind.COMMAND, owner, command, args)
-            finally:
-                if temporary is not None:
-                    await asyncio.to_thread(temporary.stop)
-
-        def run() -> Any:
+        worker = self.registry.extension_workers.get(session_id) if session_id else None
+        temporary = None  # with no session, a worker of no session started for this alone
+        if worker is None:
+            worker = temporary = SessionWorkers(
+                self.catalog.current, self.place, self.space.project_values()
+            )
+        try:
             with calling(context):
-                if lock is None:
-                    return fn(*args)
-                with lock:
-                    return fn(*args)
-
-        return await asyncio.to_thread(run)
+                return await worker.call_in(TargetKind.COMMAND, owner, command, args)
+        finally:
+            if temporary is not None:
+                await asyncio.to_thread(temporary.stop)
 
     async def reload(self) -> str:
         """``/reload``: read the settings files again (what changed reaches the open sessions

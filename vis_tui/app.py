@@ -18,6 +18,7 @@ from textual.app import App, SuspendNotSupported
 from textual.screen import Screen
 
 from vis_core.frontend import check_in_background, open_browser, welcome_facts
+from vis_core.model.exit_status import EXIT_OK
 from vis_tui.block_context import DEFAULT_PACING, AnswerPacing
 from vis_tui.collector import CHECK_EVERY, IdleCollector, resume_after_start
 from vis_tui.editor import NO_EDITOR, chip_file, editor_command, run_editor, workspace_file
@@ -536,4 +537,4 @@ def run_tui(
     if app.resume_line:
         with contextlib.suppress(OSError):  # the terminal may be gone (a hang-up)
             print(app.resume_line, flush=True)
-    return result if isinstance(result, int) else (app.return_code or 0)
+    return result if isinstance(result, int) else (app.return_code or EXIT_OK)

@@ -73,7 +73,7 @@ def _end_with(server: int) -> None:
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     if os.getppid() != server:  # it died before the line above
-        os._exit(1)
+        os._exit(EXIT_FAILED)
 
 
 class AppProcess(AppService):

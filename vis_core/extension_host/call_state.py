@@ -13,9 +13,10 @@ class SessionCallState:
     """Per open session (its kit makes one; it goes with the session): who waits on its turn
     and which stored images go with the result of its running call.
 
-    An extension's calls are serialized by its lock. A call that holds the lock and waits on
-    Vis (``vis.tools``, a turn through ``vis.run``) must not be answered by a call back into
-    the same extension: that call would wait on the lock forever. ``callers`` (of a call's
+    An extension's calls run one at a time, under its lock in its worker. A call that holds
+    the lock and waits on Vis (``vis.tools``, a turn through ``vis.run``) must not be
+    answered by a call back into the same extension: that call would wait on the lock
+    forever. ``callers`` (of a call's
     context) names the extensions waiting on that call; :meth:`awaiting_turn` names those
     waiting on this session's turn.
     """

@@ -66,6 +66,8 @@ def test_a_layout_takes_its_nodes_as_one_list_too() -> None:
         (lambda: vis.slider("n", step=0), "step must be above 0"),
         (lambda: vis.otp("code", length=4), "an otp code has 6 to 12 digits"),
         (lambda: vis.password("pw", default="x"), "a secret field cannot have a default"),
+        # the spec's components table: plaintext is "one line"
+        (lambda: vis.plaintext("x", default="a\nb"), "expected one line of text"),
         (lambda: vis.slider("n", default=500), "pick a number from 0 to 100"),
         (lambda: vis.plaintext("1bad"), "name must start with a letter"),
         (lambda: vis.plaintext("x", min_length=5, max_length=2), "min_length is larger"),
@@ -119,6 +121,13 @@ def test_validation_names_each_wrong_field_and_passes_good_values() -> None:
         "notes": "Too long: at most 5 characters (now 7).",
     }
     assert form.check({"name": "ab"})["name"] == "Too short: at least 3 characters (now 2)."
+    # "otp | digits only": the ASCII digits a code is made of, not any character that
+    # str.isdigit() takes (superscripts, Arabic-Indic digits)
+    for code in ("²²²²²²", "١٢٣٤٥٦"):
+        assert form.check({"code": code})["code"] == "Enter the 6-digit code (digits only)."
+    assert form.check({"name": "ab\ncd"})["name"] == (
+        "Invalid: expected one line of text (vis.multiline takes more)."
+    )
     good = {
         "name": "abc",
         "env": "prod",

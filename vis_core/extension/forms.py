@@ -162,7 +162,11 @@ class Field:
         """What is wrong with the type of ``value`` for this field, or None."""
         kind = self.type
         if kind in TEXT_TYPES or kind is FieldType.OTP:
-            return None if isinstance(value, str) else "expected text"
+            if not isinstance(value, str):
+                return "expected text"
+            if kind is FieldType.PLAINTEXT and ("\n" in value or "\r" in value):
+                return "expected one line of text (vis.multiline takes more)"
+            return None
         if kind is FieldType.CHECKBOX:
             return None if isinstance(value, bool) else "expected True or False"
         if kind is FieldType.RANGE:
@@ -199,7 +203,7 @@ class Field:
         if problem:
             return f"Invalid: {problem}."
         if kind is FieldType.OTP and not (
-            isinstance(text, str) and text.isdigit() and len(text) == self.length
+            isinstance(text, str) and text.isascii() and text.isdigit() and len(text) == self.length
         ):
             return f"Enter the {self.length}-digit code (digits only)."
         if isinstance(text, str) and kind is not FieldType.OTP:

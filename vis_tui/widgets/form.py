@@ -112,7 +112,7 @@ class FieldWidget(Vertical):
                 str(value or ""),
                 placeholder or "0" * f.length,
                 password=True,
-                restrict=r"\d*",
+                restrict="[0-9]*",  # ASCII digits only: \d takes any script's digits
                 max_length=f.length,
             )
         if f.type is FieldType.SELECT:

@@ -109,6 +109,12 @@ def test_coerce_checks_values_against_the_type() -> None:
     assert url.coerce("  host  ") == "host"
     with pytest.raises(ValueError, match="control character"):
         url.coerce("a\tb")
+    # "no control characters, such as a line break": the C1 controls too (NEL ends a line, CSI
+    # starts a terminal escape) and the Unicode line and paragraph separators
+    for text in ("a\x85b", "a\x9b2Jb", "a\u2028b", "a\u2029b"):
+        with pytest.raises(ValueError, match="control character"):
+            url.coerce(text)
+    assert url.coerce("café · naïve") == "café · naïve"
     mode = vis.Setting(id="m", label="M", type="enum", default="a", choices=["a", "b"])
     assert mode.coerce("b") == "b"
     with pytest.raises(ValueError, match="takes one of"):

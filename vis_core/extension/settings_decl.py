@@ -33,7 +33,9 @@ class SettingScope(StrEnum):
     SESSION = "session"
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# C0 and C1 controls (NEL ends a line, CSI starts a terminal escape), and the Unicode line
+# and paragraph separators: each ends or hides in a one-line value
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _sequence(value: object, what: str) -> tuple[Any, ...]:

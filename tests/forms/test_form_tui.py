@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pilot_keys import type_keys
-from textual.widgets import Button, Input, Static
+from textual.widgets import Button, Checkbox, Input, Static
 from tui.support import on_top, started, until, vis_app, write_script
 
 from forms import served
@@ -151,11 +151,26 @@ async def test_titles_are_shown_as_written_not_read_as_markup(workspace: Path) -
         assert box._border_title is not None and box._border_title.plain == TITLE
         await pilot.press("escape")
         await asking
-        opened = worker(app, lambda: live(TITLE, [N.status("s", "on")]).id)
-        await opened
+        nodes = [
+            N.status("s", "on"),
+            N.output("log", TITLE),
+            N.button("b", TITLE),
+            N.disclosure("d", TITLE, N.status("in", TITLE)),
+            F.checkbox("c", TITLE),
+            F.select("pick", options=[F.option("v", TITLE)]),
+            F.multiselect("many", options=[F.option("v", TITLE)]),
+        ]
+        opened = worker(app, lambda: live(TITLE, nodes))
+        live_view = await opened
+        await worker(app, lambda: live_view["log"].write("line"))  # the title is drawn again
         await until(pilot, lambda: bool(app.main.query(LiveViewWidget)))
         view = app.main.query_one(LiveViewWidget)
         assert view._border_title is not None and view._border_title.plain == TITLE
+        # each label of a live view (and of a form's fields) is text: these ended the app
+        await until(pilot, lambda: "(1 line)" in str(view.widgets["log"].title))
+        assert str(view.widgets["log"].title) == f"{TITLE} (1 line)"
+        assert str(view.widgets["b"].label) == str(view.widgets["d"].title) == TITLE
+        assert str(view.query_one(Checkbox).label) == TITLE
         assert app.is_running
 
 
@@ -362,3 +377,21 @@ async def test_a_panel_job_ends_at_its_timeout_and_one_cancelled_stays_not_waiti
         await until(pilot, lambda: second.state == "closed", seen=lambda: second.state)
         assert second.has_class("-failed")
         assert "cancelled" in str(second.query_one(".live-footer", Static).content)
+
+
+def test_a_live_table_shows_its_text_as_written() -> None:
+    """A table's cells, columns and group labels are the extension's data, drawn as text: a
+    cell 'lint [/]' ended the app (Rich read it as a closing markup tag), '[red]…' coloured."""
+    from rich.console import Console
+
+    from vis_tui.widgets.live import NodeView
+
+    view = live("Jobs", [N.table("jobs", ["Job [/]", "[b]State"])])
+    view["jobs"].group("ci", "[red]CI")
+    view["jobs"].upsert("j1", ["lint [/]", "[bold]ok"], group="ci")
+    view["jobs"].upsert("j2", ["unit", "[/x]"], parent="j1")
+    console = Console(width=80, record=True)
+    console.print(NodeView.draw(NodeView(view.node_of("jobs")), view.node_of("jobs")))
+    text = console.export_text()
+    for shown in ("Job [/]", "[b]State", "[red]CI", "lint [/]", "[bold]ok", "└ unit", "[/x]"):
+        assert shown in text, text

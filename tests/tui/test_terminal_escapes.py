@@ -238,3 +238,21 @@ async def test_a_link_in_a_markdown_block_opens_only_a_web_or_mail_address(
         assert log.read_text() == "https://example.com/d\n"
         told = [n.message for n in app._notifications]
         assert "Not opened: vscode://evil.ext/install (only web and mail links open)" in told
+
+
+def test_an_activity_table_s_headers_are_text_not_markup() -> None:
+    """An ActivityTable's headers reach the screen as written, as its cells do: a header
+    'Job [/]' (Rich read it as a closing tag) ended the app when the row was drawn."""
+    from rich.console import Console
+    from textual.widgets import Static
+
+    from vis_core.model.activity import ActivityTable
+    from vis_tui.widgets.blocks import BlockContext
+    from vis_tui.widgets.blocks.table import table_block
+
+    block = table_block(ActivityTable(("Job [/]", "[red]state"), (("a [/]", "b"),)), BlockContext())
+    assert isinstance(block, Static)
+    console = Console(record=True, width=60)
+    console.print(block.content)
+    shown = console.export_text()
+    assert "Job [/]" in shown and "[red]state" in shown and "a [/]" in shown

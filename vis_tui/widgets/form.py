@@ -116,7 +116,7 @@ class FieldWidget(Vertical):
                 max_length=f.length,
             )
         if f.type is FieldType.SELECT:
-            options = [(o.label, o.value) for o in f.options]
+            options = [(Content(o.label), o.value) for o in f.options]
             return Select(
                 options,
                 prompt=placeholder or "Choose…",
@@ -124,9 +124,11 @@ class FieldWidget(Vertical):
             )
         if f.type is FieldType.MULTISELECT:
             chosen = set(value or [])
-            return SelectionList(*[(o.label, o.value, o.value in chosen) for o in f.options])
+            return SelectionList(
+                *[(Content(o.label), o.value, o.value in chosen) for o in f.options]
+            )
         if f.type is FieldType.CHECKBOX:
-            return Checkbox(f.label, bool(value))
+            return Checkbox(Content(f.label), bool(value))
         if f.type is FieldType.RANGE:
             return RangeInput(f, float(value))
         return Input(str(value or ""), placeholder)

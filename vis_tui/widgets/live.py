@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from rich.table import Table as RichTable
+from rich.text import Text
 from textual import on
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -158,14 +159,13 @@ def _progress(node: Progress, width: int) -> Content:
 
 
 def _table(node: Table) -> RichTable:
+    """The table, every column, cell and group label as ``Text``: they are the extension's data,
+    and Rich reads a plain string as markup ('lint [/]' raised and ended the app)."""
     table = RichTable(
-        *node.columns,
-        box=None,
-        expand=False,
-        pad_edge=False,
-        header_style="bold",
-        padding=(0, 2, 0, 0),
+        box=None, expand=False, pad_edge=False, header_style="bold", padding=(0, 2, 0, 0)
     )
+    for column in node.columns:
+        table.add_column(Text(column))
     styles = {
         Tone.OK: "green",
         Tone.WARN: "yellow",
@@ -182,14 +182,14 @@ def _table(node: Table) -> RichTable:
             style = styles.get(row.tone, "") if row.tone else ""
             if row.id == node.selected:
                 style = f"{style} reverse".strip()
-            table.add_row(*cells, style=style or None)
+            table.add_row(*map(Text, cells), style=style or None)
             add([r for r in node.rows if r.parent == row.id], depth + 1)
 
     top = [r for r in node.rows if r.parent is None]
     for group in node.groups:
         members = [r for r in top if r.group == group.id]
         if members:
-            table.add_row(f"[bold]{group.label}[/]")
+            table.add_row(Text.assemble((group.label, "bold")))
             add(members, 1)
     add([r for r in top if r.group is None or all(g.id != r.group for g in node.groups)])
     return table
@@ -228,13 +228,13 @@ class SpinnerView(NodeView):
 
 
 class OutputView(Collapsible):
-    """A log behind a disclosure; the newest lines are shown."""
+    """A log behind a disclosure; the newest lines are shown. Its title is Content (text, not
+    markup), set by ``show``."""
 
     def __init__(self, node: Output) -> None:
         self.lines = Static("", classes="live-output-lines")
         super().__init__(
             self.lines,
-            title=node.label,
             collapsed=not node.default_expanded,
             classes="live-node live-output",
         )
@@ -246,7 +246,7 @@ class OutputView(Collapsible):
     def show(self, node: Output) -> None:
         self.node = node
         count = len(node.lines) + node.dropped
-        self.title = f"{node.label} ({plural(count, 'line')})"
+        self.title = Content(f"{node.label} ({plural(count, 'line')})")
         shown = node.lines[-OUTPUT_SHOWN:]
         hidden = len(node.lines) - len(shown) + node.dropped
         parts: list[Content] = []
@@ -259,13 +259,16 @@ class OutputView(Collapsible):
 class ButtonView(TextualButton):
     def __init__(self, node: Button) -> None:
         super().__init__(
-            node.label, disabled=node.is_disabled, compact=True, classes="live-node live-button"
+            Content(node.label),
+            disabled=node.is_disabled,
+            compact=True,
+            classes="live-node live-button",
         )
         self.node = node
 
     def show(self, node: Button) -> None:
         self.node = node
-        self.label = node.label
+        self.label = Content(node.label)
         self.disabled = node.is_disabled
 
 
@@ -273,7 +276,7 @@ class DisclosureView(Collapsible):
     def __init__(self, node: Disclosure, children: list[Widget]) -> None:
         super().__init__(
             *children,
-            title=node.label,
+            title=Content(node.label),  # pyright: ignore[reportArgumentType] - text, not markup
             collapsed=not node.is_expanded,
             classes="live-node live-disclosure",
         )
@@ -281,7 +284,7 @@ class DisclosureView(Collapsible):
 
     def show(self, node: Disclosure) -> None:
         self.node = node
-        self.title = node.label
+        self.title = Content(node.label)
         self.collapsed = not node.is_expanded
 
 

@@ -19,7 +19,7 @@ from vis_tui.widgets.paths import PathChip, click_style
 def table_block(block: ActivityTable, context: BlockContext) -> Widget:
     table = Table(box=box.SIMPLE_HEAD, expand=False, show_edge=False, pad_edge=False)
     for header in block.headers:
-        table.add_column(header, overflow="fold")
+        table.add_column(Text(header), overflow="fold")  # text: Rich reads a str as markup
     paths = block.paths or ("",) * len(block.rows)
     for row, path in zip(block.rows, paths, strict=True):
         cells = [

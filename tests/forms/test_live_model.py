@@ -96,7 +96,10 @@ def test_every_node_updates_and_the_state_follows() -> None:
 
 
 def test_misuse_is_refused_where_it_happens() -> None:
-    view = live("Check", [N.status("s"), N.output("log"), N.table("t", ["a"]), N.divider("d")])
+    view = live(
+        "Check",
+        [N.status("s"), N.output("log"), N.table("t", ["a"]), N.divider("d"), N.progress("p", 4)],
+    )
     with pytest.raises(LiveUpdateError, match=r"status 's' has no \.write\(\); it has \.set\(\)"):
         view["s"].write("x")
     with pytest.raises(LiveUpdateError, match=r"status 's'.set\(\) takes text, tone, detail"):
@@ -109,6 +112,12 @@ def test_misuse_is_refused_where_it_happens() -> None:
         view["t"].upsert("r", ["a"], group="g")
     with pytest.raises(LiveUpdateError, match="divider 'd' has no .set"):
         view["d"].set()
+    with pytest.raises(LiveUpdateError, match="text must be text, got None"):
+        view["s"].set(None)
+    with pytest.raises(LiveUpdateError, match="tone must be one of"):
+        view["s"].set(tone=None)  # a status always has a tone
+    with pytest.raises(LiveUpdateError, match="value must be a number, got None"):
+        view["p"].set(value=None)
     with pytest.raises(KeyError, match="no node 'nope'"):
         view["nope"]
     with pytest.raises(LiveUpdateError, match="already has a node 's'"):
@@ -130,6 +139,21 @@ def test_misuse_is_refused_where_it_happens() -> None:
         (lambda: N.status("", "x"), "needs an id"),
         (lambda: N.spinner("s", "wobble"), "variant must be one of"),
         (lambda: N.table("t", []), "needs at least one column"),
+        # what a widget draws as text or as a number: each of these ended the TUI when drawn
+        (lambda: N.status("s", None), "status 's': text must be text, got None"),
+        (lambda: N.status("s", "x", detail=5), "detail must be text or None, got 5"),
+        (lambda: N.progress("p", "10"), "progress 'p': total must be a number above 0"),
+        (lambda: N.progress("p", value=None), "progress 'p': value must be a number, got None"),
+        (lambda: N.progress("p", value=float("nan")), "value must be a number, got nan"),
+        (lambda: N.button("b", 5), "button 'b': label must be text, got 5"),
+        (lambda: N.output("o", None), "output 'o': label must be text"),
+        (lambda: N.disclosure("d", None), "disclosure 'd': label must be text"),
+        (lambda: N.code("c", None), "code 'c': text must be text"),
+        (lambda: N.link("l", [{"url": "https://x", "label": 5}]), "link: label must be text"),
+        (lambda: F.paragraph(None), "paragraph: text must be text"),
+        (lambda: F.heading(5), "heading: text must be text"),
+        (lambda: F.checkbox("c", 5), "field 'c': label must be text"),
+        (lambda: F.option("v", 5), "option 'v': label must be text"),
     ],
 )
 def test_wrong_views_say_what_to_fix(call: object, message: str) -> None:

@@ -52,6 +52,13 @@ def _fail(where: str, problem: str) -> NoReturn:
     raise FormDeclarationError(f"{where}: {problem}")
 
 
+def _text(where: str, name: str, value: Any, *, optional: bool = False) -> None:
+    """``value`` is text (or None where ``optional``): a widget draws it as such, and an int
+    or None in its place ended the TUI as it drew the node."""
+    if not (isinstance(value, str) or (optional and value is None)):
+        _fail(where, f"{name} must be text{' or None' if optional else ''}, got {value!r}")
+
+
 @dataclass(frozen=True)
 class Option:
     """One choice of a select or multiselect: the value returned and the label shown."""
@@ -64,6 +71,7 @@ class Option:
             _fail("option", f"value must be a str, int, float or bool, got {self.value!r}")
         if not self.label:
             object.__setattr__(self, "label", str(self.value))
+        _text(f"option {self.value!r}", "label", self.label)
 
 
 @dataclass(frozen=True)
@@ -93,6 +101,9 @@ class Field:
         object.__setattr__(self, "type", _enum(FieldType, self.type, where, "type"))
         if not self.label:
             object.__setattr__(self, "label", self.name.replace("_", " ").capitalize())
+        _text(where, "label", self.label)
+        _text(where, "description", self.description, optional=True)
+        _text(where, "placeholder", self.placeholder, optional=True)
         validators = self.validate
         if callable(validators):
             validators = (validators,)
@@ -244,6 +255,7 @@ class Heading:
     id: str | None = None
 
     def __post_init__(self) -> None:
+        _text("heading", "text", self.text)
         if not isinstance(self.level, int) or not 1 <= self.level <= 6:
             _fail(f"heading {self.text!r}", f"level must be 1 to 6, got {self.level!r}")
 
@@ -254,6 +266,9 @@ class Paragraph:
 
     text: str
     id: str | None = None
+
+    def __post_init__(self) -> None:
+        _text("paragraph", "text", self.text)
 
 
 @dataclass(frozen=True)
@@ -270,6 +285,7 @@ class Group:
         object.__setattr__(
             self, "direction", _enum(Direction, self.direction, "group", "direction")
         )
+        _text("group", "label", self.label, optional=True)
 
 
 FORM_NODE_TYPES: tuple[type, ...] = (Field, Heading, Paragraph, Group)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -16,6 +17,7 @@ from vis_core.extension.forms import (
     Option,
     _enum,
     _fail,
+    _text,
     not_a_node,
     walk,
 )
@@ -47,6 +49,15 @@ def _need_id(node: Any) -> None:
         _fail(type(node).__name__.lower(), "needs an id (a non-empty string) to be updated")
 
 
+def _where(node: Any) -> str:
+    return f"{type(node).__name__.lower()} {node.id!r}"
+
+
+def _number(value: Any) -> bool:
+    """A finite int or float (not a bool): what a progress bar divides and prints."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
 @dataclass(frozen=True)
 class Status:
     id: str
@@ -56,7 +67,10 @@ class Status:
 
     def __post_init__(self) -> None:
         _need_id(self)
-        object.__setattr__(self, "tone", _tone(self.tone, f"status {self.id!r}"))
+        where = _where(self)
+        object.__setattr__(self, "tone", _enum(Tone, self.tone, where, "tone"))
+        _text(where, "text", self.text)
+        _text(where, "detail", self.detail, optional=True)
 
 
 @dataclass(frozen=True)
@@ -69,14 +83,21 @@ class Progress:
 
     def __post_init__(self) -> None:
         _need_id(self)
-        if self.total is not None and self.total <= 0:
-            _fail(f"progress {self.id!r}", f"total must be above 0 (or None), got {self.total}")
+        where = _where(self)
+        if self.total is not None and not (_number(self.total) and self.total > 0):
+            _fail(where, f"total must be a number above 0 (or None), got {self.total!r}")
+        if not _number(self.value):
+            _fail(where, f"value must be a number, got {self.value!r}")
+        _text(where, "label", self.label, optional=True)
 
 
 @dataclass(frozen=True)
 class StatItem:
     label: str
     value: Any = ""
+
+    def __post_init__(self) -> None:
+        _text("stat", "label", self.label)
 
 
 @dataclass(frozen=True)
@@ -97,9 +118,12 @@ class StepItem:
     detail: str | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "tone", _tone(self.tone, f"step {self.id!r}"))
+        where = f"step {self.id!r}"
+        object.__setattr__(self, "tone", _enum(Tone, self.tone, where, "tone"))
         if not self.label:
             object.__setattr__(self, "label", self.id)
+        _text(where, "label", self.label)
+        _text(where, "detail", self.detail, optional=True)
 
 
 @dataclass(frozen=True)
@@ -131,6 +155,7 @@ class Output:
 
     def __post_init__(self) -> None:
         _need_id(self)
+        _text(_where(self), "label", self.label)
         object.__setattr__(self, "lines", tuple(self.lines))
 
 
@@ -138,6 +163,9 @@ class Output:
 class TableGroup:
     id: str
     label: str = ""
+
+    def __post_init__(self) -> None:
+        _text(f"table group {self.id!r}", "label", self.label)
 
 
 @dataclass(frozen=True)
@@ -175,8 +203,10 @@ class LinkItem:
     label: str = ""
 
     def __post_init__(self) -> None:
+        _text("link", "url", self.url)
         if not self.label:
             object.__setattr__(self, "label", self.url)
+        _text("link", "label", self.label)
 
 
 @dataclass(frozen=True)
@@ -197,6 +227,8 @@ class Code:
 
     def __post_init__(self) -> None:
         _need_id(self)
+        _text(_where(self), "text", self.text)
+        _text(_where(self), "language", self.language, optional=True)
 
 
 @dataclass(frozen=True)
@@ -213,8 +245,9 @@ class Spinner:
 
     def __post_init__(self) -> None:
         _need_id(self)
-        variant = _enum(SpinnerVariant, self.variant, f"spinner {self.id!r}", "variant")
+        variant = _enum(SpinnerVariant, self.variant, _where(self), "variant")
         object.__setattr__(self, "variant", variant)
+        _text(_where(self), "label", self.label, optional=True)
 
 
 @dataclass(frozen=True)
@@ -227,6 +260,7 @@ class Button:
         _need_id(self)
         if not self.label:
             object.__setattr__(self, "label", self.id)
+        _text(_where(self), "label", self.label)
 
 
 @dataclass(frozen=True)
@@ -238,6 +272,7 @@ class Disclosure:
 
     def __post_init__(self) -> None:
         _need_id(self)
+        _text(_where(self), "label", self.label)
         object.__setattr__(self, "nodes", tuple(self.nodes))
 
 

@@ -156,3 +156,16 @@ async def test_a_command_file_whose_front_matter_nests_too_deeply_is_named_not_f
         await host.close()
     assert "fine" in names and "deep" not in names
     assert any("deep.md: its front matter nests too deeply to read" in note for note in notes)
+
+
+def test_a_file_name_ending_in_a_line_break_is_not_a_command(tmp_path: Path) -> None:
+    """'review\\n.md' in a checkout is no /review: the name rule's '$' let a final line break
+    through re.match."""
+    from vis_core.commands.files import CommandSource, read_command_file
+
+    for stem, loaded in (("review", True), ("review\n", False)):
+        path = tmp_path / f"{stem}.md"
+        path.write_text("Review $ARGUMENTS.\n", encoding="utf-8")
+        command, problem = read_command_file(path, CommandSource.PROJECT)
+        assert (command is not None) is loaded, problem
+    assert problem is not None and "is not a command name" in problem

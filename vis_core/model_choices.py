@@ -187,7 +187,7 @@ async def save_key(deps: CommandDeps, entry: ProviderEntry, key: str) -> None:
     problem = check_key(key)
     if problem is not None:
         raise ValueError(problem)
-    if not _ENV_NAME.match(entry.key_env):
+    if not _ENV_NAME.fullmatch(entry.key_env):
         raise ValueError(f"provider {entry.name!r} reads no key (api_key_env is empty)")
     secrets = deps.settings.secrets
     await deps.settings.edit_files(partial(secrets.write, KEY_PREFIX + entry.key_env, key.strip()))
@@ -286,7 +286,7 @@ def check_server_name(name: str) -> str | None:
     name = name.strip().lower()
     if name in RESERVED_PROVIDERS:
         return f"{name} is a provider Vis knows already: give the server a name of its own."
-    if not _PROVIDER_NAME.match(name):
+    if not _PROVIDER_NAME.fullmatch(name):
         return "Name the server with a letter, then letters, digits, - or _ (up to 32), e.g. local."
     return None
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from vis_core.drafts import DraftConflict, DraftError, DraftHooks, Drafts
+from vis_core.drafts.service import check_label
 from vis_core.extension.hooks import OperationBlocked
 from vis_core.model.draft import DraftBackend
 
@@ -244,6 +245,8 @@ def test_a_taken_label_and_a_second_draft_of_a_session_are_refused(
         drafts.create(repo, "s2", "one")
     with pytest.raises(DraftError, match="not usable"):
         drafts.create(repo, "s3", "../x")
+    with pytest.raises(DraftError, match="not usable"):  # the rule's '$' let a final \n pass
+        check_label("fix\n")
 
 
 def test_hooks_see_the_spec_arguments_and_a_commit_guard_refuses_approval(

@@ -62,6 +62,30 @@ def test_bad_names_are_rejected(name: object) -> None:
         vis.Extension(name=name, description="D.")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    "declare",
+    [
+        lambda end: vis.Extension(name="reports" + end, description="D."),
+        lambda end: vis.Extension(name="e", description="D.", env=["ACME_API_KEY" + end]),
+        lambda end: vis.SlashCommand("goal" + end, lambda ctx: "ok"),
+        lambda end: vis.Setting(id="report_details" + end, label="Details", default=False),
+        lambda end: vis.Setting(id="a", label="A", default=False, parent="report_details" + end),
+        lambda end: vis.plaintext("query" + end),
+        lambda end: vis.mcp_server("docs" + end, {"url": "https://example.com/mcp"}),
+        lambda end: vis.NetworkFilter("audit" + end, lambda request: None),
+        lambda end: vis.rewrite_headers({"X-Trace" + end: "1"}),
+        lambda end: vis.rewrite_headers(remove=["Cookie" + end]),
+        lambda end: vis.Provider("local" + end, (vis.ProviderModel("m"),), lambda request: None),
+    ],
+)
+def test_a_name_does_not_end_in_a_line_break(declare: Any) -> None:
+    """Each name rule is a pattern ending in '$', which re.match lets end before a final line
+    break: 'reports\\n' passed as an extension name, 'X-Trace\\n' as a header name."""
+    declare("")
+    with pytest.raises(ValueError):
+        declare("\n")
+
+
 def test_names_from_the_spec_are_accepted() -> None:
     for name in ("reports", "visual-comparisons", "java-tools", "todo", "acme"):
         assert vis.Extension(name=name, description="D.").name == name

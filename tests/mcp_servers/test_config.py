@@ -48,6 +48,7 @@ def test_an_entry_copied_from_other_clients_works_unchanged() -> None:
     ("name", "raw", "message"),
     [
         ("bad name", {"command": "x"}, "letters, digits, '_' and '-'"),
+        ("docs\n", {"command": "x"}, "letters, digits, '_' and '-'"),  # '$' let a \n end it
         ("s", {"type": "sse", "url": "http://h/sse"}, "commonly at /mcp instead of /sse"),
         ("s", {"type": "websocket", "url": "http://h"}, "stdio, http or streamable-http"),
         ("s", {"command": "x", "url": "http://h"}, "not both"),

@@ -73,7 +73,7 @@ def read_command_file(
     links followed (see :func:`read_within`)."""
     name = path.stem
     where = f"{path}"
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         return None, (
             f"command file {where} was not loaded: /{name} is not a command name (lowercase "
             "letters, digits, - and _); rename the file"
@@ -124,7 +124,7 @@ def command_folders(
 def project_files_of(names: Iterable[str], name: str) -> list[str]:
     """Which of a project's files ``names`` (relative posix paths) are command files that
     define ``/name`` in a trusted project, as :func:`find_command_files` reads them."""
-    if not _NAME.match(name):  # no file defines it (nor can a name with / match one)
+    if not _NAME.fullmatch(name):  # no file defines it (nor can a name with / match one)
         return []
     vis_file = f".vis/commands/{name}.md"
     claude = f"{CLAUDE_FOLDER.as_posix()}/"

@@ -43,7 +43,7 @@ def _counted(counts: tuple[int, int] | None) -> str:
 
 
 def check_label(label: str) -> str:
-    if not _LABEL.match(label) or label.endswith(".lock") or ".." in label:
+    if not _LABEL.fullmatch(label) or label.endswith(".lock") or ".." in label:
         raise DraftError(
             f"draft label {label!r} is not usable: use up to 40 letters, digits, '.', '_' or "
             "'-', starting with a letter or digit"

@@ -127,7 +127,7 @@ class SlashCommand:
         name = self.name
         if isinstance(name, str) and name.startswith("/"):
             raise ValueError(f"slash command {name!r}: give the name without the leading '/'")
-        if not isinstance(name, str) or not COMMAND_NAME.match(name):
+        if not isinstance(name, str) or not COMMAND_NAME.fullmatch(name):
             raise ValueError(
                 f"slash command name {name!r} must be lower-case letters, digits, '-' or '_', "
                 "starting with a letter"
@@ -255,7 +255,7 @@ class Extension:
 
     def __post_init__(self) -> None:
         name = self.name
-        if not isinstance(name, str) or not EXTENSION_NAME.match(name):
+        if not isinstance(name, str) or not EXTENSION_NAME.fullmatch(name):
             raise ValueError(
                 f"extension name {name!r} must be 1-64 letters, digits, '.', '-' or '_', "
                 "starting with a letter or digit"
@@ -299,7 +299,7 @@ class Extension:
         grants = _items(self.grants, f"{where}: grants", "Grant")
         env = _sequence(self.env, f"{where}: env")
         for var in env:
-            if not isinstance(var, str) or not ENV_NAME.match(var):
+            if not isinstance(var, str) or not ENV_NAME.fullmatch(var):
                 raise ValueError(f"{where}: env holds {var!r}; give environment variable names")
         _optional_text(self.kind, f"{where}: kind")
         _optional_text(self.version, f"{where}: version")

@@ -96,7 +96,7 @@ class Field:
 
     def __post_init__(self) -> None:
         where = f"field {self.name!r}"
-        if not isinstance(self.name, str) or not _NAME.match(self.name):
+        if not isinstance(self.name, str) or not _NAME.fullmatch(self.name):
             _fail(where, "name must start with a letter or _ and hold letters, digits, _ . -")
         object.__setattr__(self, "type", _enum(FieldType, self.type, where, "type"))
         if not self.label:

@@ -24,7 +24,7 @@ def mcp_server(name: str, config: Mapping[str, Any]) -> McpServer:
     your code, to the running sessions at once. ``config`` has the shape of an
     ``mcpServers`` entry: ``command``/``args``/``env``/``cwd`` or ``url``/``headers``, and
     ``timeout``, ``enabled``, ``exposure``, ``toolExposure``, ``description``."""
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ValueError(
             f"vis.mcp_server name {name!r} may contain only letters, digits, '_' and '-'"
         )

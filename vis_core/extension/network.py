@@ -34,7 +34,7 @@ class NetworkFilter:
     description: str = ""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not FILTER_NAME.match(self.name):
+        if not isinstance(self.name, str) or not FILTER_NAME.fullmatch(self.name):
             raise ValueError(
                 f"NetworkFilter name {self.name!r} must be 1-64 letters, digits, '.', '-' or '_'"
             )
@@ -53,13 +53,13 @@ def rewrite_headers(
     those named in ``remove``."""
     pairs = tuple((set or {}).items())
     for name, value in pairs:
-        if not isinstance(name, str) or not HEADER_NAME.match(name):
+        if not isinstance(name, str) or not HEADER_NAME.fullmatch(name):
             raise ValueError(f"vis.rewrite_headers: {name!r} is not a header name")
         if not isinstance(value, str) or any(c in value for c in "\r\n\0"):
             raise ValueError(f"vis.rewrite_headers: the value of {name} must be one line of text")
     removed = (remove,) if isinstance(remove, str) else tuple(remove)
     for name in removed:
-        if not isinstance(name, str) or not HEADER_NAME.match(name):
+        if not isinstance(name, str) or not HEADER_NAME.fullmatch(name):
             raise ValueError(f"vis.rewrite_headers: {name!r} is not a header name")
     return HeaderRewrite(pairs, removed)
 

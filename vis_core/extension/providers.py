@@ -79,7 +79,7 @@ class Provider:
 
     def __post_init__(self) -> None:
         name = self.name
-        if not isinstance(name, str) or not PROVIDER_NAME.match(name):
+        if not isinstance(name, str) or not PROVIDER_NAME.fullmatch(name):
             raise ValueError(
                 f"Provider name {name!r} must be 1-64 lower-case letters, digits, '.', '-' or "
                 "'_', starting with a letter or digit (models are chosen as name/model)"

@@ -77,7 +77,7 @@ class Setting(Generic[T]):
 
     def __post_init__(self) -> None:
         sid = self.id
-        if not isinstance(sid, str) or not SETTING_ID.match(sid):
+        if not isinstance(sid, str) or not SETTING_ID.fullmatch(sid):
             raise ValueError(
                 f"setting id {sid!r} is not a lower-case snake_case identifier; "
                 "use letters, digits and single underscores, such as 'report_details'"
@@ -118,7 +118,7 @@ class Setting(Generic[T]):
         object.__setattr__(self, "choices", choices)
         object.__setattr__(self, "default", default)
         if self.parent is not None:
-            if not isinstance(self.parent, str) or not SETTING_ID.match(self.parent):
+            if not isinstance(self.parent, str) or not SETTING_ID.fullmatch(self.parent):
                 raise ValueError(f"{where}: parent must be the id of another setting")
             if self.parent == sid:
                 raise ValueError(f"{where}: a setting cannot be its own parent")

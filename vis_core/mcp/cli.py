@@ -141,7 +141,7 @@ def run_mcp(
         return asyncio.run(_list(workspace, session_config))
     if args.mcp_command in ("login", "logout"):
         return _login(args.mcp_command, args.name, *workspace_config(workspace))
-    if not NAME_PATTERN.match(args.name):
+    if not NAME_PATTERN.fullmatch(args.name):
         print(
             f"vis mcp: server names may contain only letters, digits, '_' and '-': {args.name!r}",
             file=sys.stderr,

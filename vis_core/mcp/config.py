@@ -162,7 +162,7 @@ def shell_string(command: str) -> bool:
 
 def parse_entry(name: Any, raw: Any, *, source: Source, origin: str) -> ServerConfig:
     """One ``mcpServers`` entry; ``ValueError`` says what is wrong with it."""
-    if not isinstance(name, str) or not NAME_PATTERN.match(name):
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
         raise ValueError("server names may contain only letters, digits, '_' and '-'")
     if not isinstance(raw, dict):
         raise ValueError("the entry must be an object with a 'command' or a 'url'")

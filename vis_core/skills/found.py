@@ -79,7 +79,7 @@ def read_skill(folder: Path, source: SkillSource, within: Path | None = None) ->
         return None
     front, body, _ = front_matter(text)  # an unreadable header counts as none
     name = str(front.get("name") or folder.name).strip()
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         log.warning("skill %s: name %r is not a skill name; the folder's is used", path, name)
         name = folder.name
     description = " ".join(str(front.get("description") or "").split())

@@ -143,8 +143,13 @@ async def test_titles_are_shown_as_written_not_read_as_markup(workspace: Path) -
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
         group = F.group(F.plaintext("a"), label=TITLE)
-        asking = worker(app, lambda: F.ask(TITLE, [group], timeout_ms=0))
+        asking = worker(
+            app,
+            lambda: F.ask(TITLE, [group], timeout_ms=0, submit_label=TITLE, cancel_label=TITLE),
+        )
         await on_top(pilot, FormScreen)
+        assert str(app.screen.query_one("#form-submit", Button).label) == TITLE
+        assert str(app.screen.query_one("#form-cancel", Button).label) == TITLE
         dialog = app.screen.query_one("#form-dialog")
         assert dialog._border_title is not None and dialog._border_title.plain == TITLE
         box = app.screen.query_one(".group")

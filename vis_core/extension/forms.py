@@ -373,6 +373,9 @@ class Form:
     def __post_init__(self) -> None:
         if not isinstance(self.title, str) or not self.title.strip():
             _fail("vis.ask", "the form needs a title")
+        _text("vis.ask", "description", self.description, optional=True)
+        _text("vis.ask", "submit_label", self.submit_label)
+        _text("vis.ask", "cancel_label", self.cancel_label)
         nodes = (self.nodes,) if isinstance(self.nodes, FORM_NODE_TYPES) else tuple(self.nodes)
         object.__setattr__(self, "nodes", nodes)
         _check_nodes(nodes, FORM_NODE_TYPES, "vis.ask")

@@ -52,9 +52,11 @@ class FormScreen(ModalScreen[dict[str, Any] | None]):
             with Horizontal(id="form-buttons"):
                 keys = "Ctrl+S submit" + (" · Esc cancel" if self.form.is_cancellable else "")
                 yield Static(keys, id="form-keys", markup=False)
-                yield Button(self.form.submit_label, variant="primary", id="form-submit")
+                # the extension's words, as text (a str label is read as markup)
+                submit = Content(self.form.submit_label)
+                yield Button(submit, variant="primary", id="form-submit")
                 if self.form.is_cancellable:
-                    yield Button(self.form.cancel_label, id="form-cancel")
+                    yield Button(Content(self.form.cancel_label), id="form-cancel")
 
     def on_mount(self) -> None:
         self.query_one("#form-summary").display = False

@@ -96,6 +96,8 @@ def test_description_is_required_and_one_line() -> None:
         vis.Extension(name="a", description=" ")
     with pytest.raises(ValueError, match="one line"):
         vis.Extension(name="a", description="two\nlines")
+    with pytest.raises(ValueError, match="one line"):
+        vis.Extension(name="a", description="two\u2028lines")
 
 
 def test_alias_must_be_an_identifier() -> None:
@@ -192,6 +194,8 @@ def test_slash_command_declaration() -> None:
         vis.SlashCommand("todo", lambda ctx: "x", saveable="yes")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="usage must be one line"):
         vis.SlashCommand("todo", lambda ctx: "x", usage="a\nb")
+    with pytest.raises(ValueError, match="usage must be one line"):
+        vis.SlashCommand("todo", lambda ctx: "x", usage="a\x85b")
 
 
 def test_ok_err_and_plain_string_results() -> None:

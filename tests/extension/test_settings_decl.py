@@ -202,6 +202,9 @@ def test_parent_must_be_another_setting_id() -> None:
 def test_label_and_description_are_checked() -> None:
     with pytest.raises(ValueError, match="label must be one nonblank line"):
         vis.Setting(id="a", label="  ", default=True)
+    for label in ("Two\nlines", "Two\u2028lines", "Two\x85lines"):
+        with pytest.raises(ValueError, match="label must be one nonblank line"):
+            vis.Setting(id="a", label=label, default=True)
     with pytest.raises(ValueError, match="description must be a string"):
         vis.Setting(id="a", label="A", default=True, description=None)  # type: ignore[arg-type]
 

@@ -68,6 +68,7 @@ def test_a_layout_takes_its_nodes_as_one_list_too() -> None:
         (lambda: vis.password("pw", default="x"), "a secret field cannot have a default"),
         # the spec's components table: plaintext is "one line"
         (lambda: vis.plaintext("x", default="a\nb"), "expected one line of text"),
+        (lambda: vis.plaintext("x", default="a\u2028b"), "expected one line of text"),
         (lambda: vis.slider("n", default=500), "pick a number from 0 to 100"),
         (lambda: vis.plaintext("1bad"), "name must start with a letter"),
         (lambda: vis.plaintext("x", min_length=5, max_length=2), "min_length is larger"),

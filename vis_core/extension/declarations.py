@@ -21,6 +21,7 @@ from vis_core.extension.settings_decl import (
     _sequence,
 )
 from vis_core.model.command import CommandAction
+from vis_core.model.lines import is_one_line
 
 EXTENSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -136,7 +137,7 @@ class SlashCommand:
             raise ValueError(f"slash command {name!r}: run must be a callable run(ctx)")
         _optional_text(self.doc, f"slash command {name!r}: doc")
         _optional_text(self.usage, f"slash command {name!r}: usage")
-        if self.usage is not None and "\n" in self.usage:
+        if self.usage is not None and not is_one_line(self.usage):
             raise ValueError(f"slash command {name!r}: usage must be one line")
         if not isinstance(self.saveable, bool):
             raise ValueError(f"slash command {name!r}: saveable must be True or False")
@@ -263,7 +264,7 @@ class Extension:
         where = f"extension {name!r}"
         if not isinstance(self.description, str) or not self.description.strip():
             raise ValueError(f"{where}: description must be a nonblank one-line summary")
-        if "\n" in self.description.strip():
+        if not is_one_line(self.description.strip()):
             raise ValueError(f"{where}: description must be one line")
         symbols = _items(self.symbols, f"{where}: symbols", "Symbol")
         if self.alias is not None:

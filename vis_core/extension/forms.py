@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, NoReturn
 
+from vis_core.model.lines import is_one_line
+
 Validator = Callable[[Any], "str | None"]
 Scalar = str | int | float | bool
 
@@ -175,7 +177,7 @@ class Field:
         if kind in TEXT_TYPES or kind is FieldType.OTP:
             if not isinstance(value, str):
                 return "expected text"
-            if kind is FieldType.PLAINTEXT and ("\n" in value or "\r" in value):
+            if kind is FieldType.PLAINTEXT and not is_one_line(value):
                 return "expected one line of text (vis.multiline takes more)"
             return None
         if kind is FieldType.CHECKBOX:

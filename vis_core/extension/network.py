@@ -8,6 +8,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from vis_core.extension.hooks import Block
+from vis_core.model.lines import is_one_line
 from vis_core.model.network import FilterPhase, HeaderRewrite
 
 FILTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -42,7 +43,7 @@ class NetworkFilter:
             raise ValueError(f"NetworkFilter {self.name!r}: request must be a function")
         if self.response is not None and not callable(self.response):
             raise ValueError(f"NetworkFilter {self.name!r}: response must be a function or None")
-        if not isinstance(self.description, str) or "\n" in self.description.strip():
+        if not isinstance(self.description, str) or not is_one_line(self.description.strip()):
             raise ValueError(f"NetworkFilter {self.name!r}: description must be one line")
 
 

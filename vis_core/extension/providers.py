@@ -17,6 +17,7 @@ from vis_core.model.conversation import (
     ToolCallStarted,
     UsageUpdate,
 )
+from vis_core.model.lines import is_one_line
 from vis_core.model.usage import Usage
 
 PROVIDER_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
@@ -104,7 +105,7 @@ class Provider:
             seen.add(model.name)
         if not callable(self.stream):
             raise ValueError(f"Provider {name!r}: stream must be a function stream(request)")
-        if not isinstance(self.description, str) or "\n" in self.description.strip():
+        if not isinstance(self.description, str) or not is_one_line(self.description.strip()):
             raise ValueError(f"Provider {name!r}: description must be one line of text")
         object.__setattr__(self, "models", models)
 

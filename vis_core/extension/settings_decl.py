@@ -10,6 +10,7 @@ from typing import Any, Generic, TypeVar
 
 from vis_core.extension.errors import member
 from vis_core.extension.runtime import installed_runtime
+from vis_core.model.lines import is_one_line
 
 T = TypeVar("T")
 
@@ -83,7 +84,7 @@ class Setting(Generic[T]):
                 "use letters, digits and single underscores, such as 'report_details'"
             )
         where = f"setting {sid!r}"
-        if not isinstance(self.label, str) or not self.label.strip() or "\n" in self.label:
+        if not isinstance(self.label, str) or not self.label.strip() or not is_one_line(self.label):
             raise ValueError(f"{where}: label must be one nonblank line of text")
         if not isinstance(self.description, str):
             raise ValueError(f"{where}: description must be a string")

@@ -13,6 +13,12 @@ _BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
+def is_one_line(text: str) -> bool:
+    """Whether ``text`` holds none of the characters ``str.splitlines()`` breaks at: a value
+    declared as one line (a headline, a label) ends no line in a terminal, a log or a page."""
+    return not any(char in _BREAKS for char in text)
+
+
 def _escape(code: int) -> str:
     if code < 0x100:
         return f"\\x{code:02x}"

@@ -104,6 +104,15 @@ def test_outside_vis_state_lives_in_memory_per_extension(tmp_path: Path):
     OUTSIDE.state_clear("b")
 
 
+def test_outside_vis_a_document_for_the_model_is_refused_in_words():
+    """'A PDF or HTML document is for the user only': asked for the model, the error says so
+    (it read 'a application/pdf document …')."""
+    with pytest.raises(ValueError) as refused:
+        vis.attach(b"%PDF-1.4 x", "report.pdf", audience="model")
+    assert str(refused.value) == "application/pdf is for the user only; use audience='user'"
+    assert vis.attach(b"%PDF-1.4 x", "report.pdf")["audience"] == "user"
+
+
 def test_the_sandbox_runtime_refuses_what_belongs_to_trusted_code(tmp_path: Path):
     from vis_core.sandbox.sdk_runtime import SandboxRuntime
 

@@ -205,7 +205,7 @@ def _audience(audience: str, media_type: str) -> Audience:
         raise ValueError(f"audience must be one of {known}, not {audience!r}")
     if media_type in USER_ONLY:
         if audience == Audience.MODEL:
-            raise ValueError(f"a {media_type} document is for the user only; use audience='user'")
+            raise ValueError(f"{media_type} is for the user only; use audience='user'")
         return Audience.USER
     return Audience(audience)
 

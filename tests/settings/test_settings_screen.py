@@ -291,3 +291,46 @@ async def test_space_switches_an_extension_off_and_on_again(workspace: Path) -> 
             assert app.focused is reports() and reports().group.enabled
     finally:
         await host.close()
+
+
+def test_a_setting_s_description_is_its_tooltip_as_text() -> None:
+    """An extension's description shows as the row's tooltip as written: 'Use [/] with care'
+    was read as markup, and hovering the row ended the app (MarkupError)."""
+    from textual.widgets._tooltip import Tooltip
+
+    from vis_core.extension.settings_decl import Setting
+    from vis_core.settings.owners import SettingOwner
+    from vis_core.settings.reading import Resolution
+    from vis_core.settings.rows import RowState
+    from vis_core.settings.tree import SettingNode
+    from vis_core.settings.values import Source
+
+    words = "Use [/] with [red]care[/red]"
+    setting = Setting(id="careful", label="Careful", default=False, description=words)
+    resolution = Resolution(setting, False, Source.DEFAULT, {})
+    state = RowState(
+        SettingNode(SettingOwner(setting), 0),
+        SettingScope.GLOBAL,
+        resolution,
+        "off",
+        False,
+        True,
+        None,
+    )
+    tooltip = Tooltip()
+    tooltip.update(SettingRow(state, "extensions").tooltip)  # what the screen does on a hover
+    assert str(tooltip.render()) == words
+
+
+def test_an_enum_setting_s_choices_are_listed_as_text() -> None:
+    """The choices of an extension's enum setting are drawn as written: a choice '[/]' was
+    read as markup when the list drew it (MarkupError, the app ended)."""
+    from textual.visual import visualize
+
+    from vis_tui.widgets.settings_editors import InlineChoices
+
+    choices = ("[/]", "[b]bold[/b]")
+    listing = InlineChoices("mode", choices, "[/]")
+    for index, choice in enumerate(choices):
+        prompt = listing.get_option_at_index(index).prompt
+        assert str(visualize(listing, prompt, markup=True)) == choice  # as the list draws it

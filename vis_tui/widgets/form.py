@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from rich.text import Text
 from textual import events, on
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -116,7 +117,8 @@ class FieldWidget(Vertical):
                 max_length=f.length,
             )
         if f.type is FieldType.SELECT:
-            options = [(Content(o.label), o.value) for o in f.options]
+            # labels as Text: not read as markup, and still found by the list's type-to-search
+            options = [(Text(o.label), o.value) for o in f.options]
             return Select(
                 options,
                 prompt=placeholder or "Choose…",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from textual.binding import Binding
+from textual.content import Content
 from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
@@ -30,7 +31,8 @@ class InlineChoices(OptionList):
     BINDINGS = [Binding("escape", "cancel", "Cancel", show=False)]
 
     def __init__(self, setting_id: str, choices: tuple[str, ...], current: str, **kw: Any):
-        super().__init__(*[Option(choice, id=choice) for choice in choices], **kw)
+        # an extension's choices, drawn as text (a str prompt is read as markup)
+        super().__init__(*[Option(Content(choice), id=choice) for choice in choices], **kw)
         self.setting_id = setting_id
         self._current = current
 

@@ -183,7 +183,8 @@ class SettingRow(TreeLine):
         super().__init__(section, **kwargs)
         self.state = state
         self.styles.padding = (0, 1, 0, base + 4 * state.node.depth)
-        self.tooltip = state.node.setting.description or None
+        description = state.node.setting.description  # the extension's words: text, not markup
+        self.tooltip = Content(description) if description else None
         self._sync_classes()
 
     @property

@@ -81,3 +81,25 @@ def test_a_folder_above_home_is_refused(tmp_path: Path, monkeypatch: pytest.Monk
     assert vis.Grant("~/.sdkman/candidates/java/current", reason="JDK.").expanded == (
         tmp_path / "users" / "me" / ".sdkman" / "candidates" / "java" / "current"
     )
+
+
+def test_a_link_to_a_refused_folder_is_refused(
+    tmp_path: Path, vis_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The jail binds a grant's target (it follows a link, as the spec says), so a grant of a
+    link to the root, the home folder or the Vis home covers them as a grant of them does."""
+    home = tmp_path / "home"
+    (home / "tools").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    for name, target, message in (
+        ("to-root", Path("/"), "covers the filesystem root"),
+        ("to-home", home, "covers your home folder"),
+        ("to-vis", vis_home, "covers the Vis home"),
+    ):
+        link = tmp_path / name
+        link.symlink_to(target)
+        with pytest.raises(ValueError, match=f"it links to {target}, which {message}"):
+            vis.Grant(str(link), reason="Needed.")
+    toolchain = tmp_path / "current"
+    toolchain.symlink_to(home / "tools")  # a link to a folder inside home is a toolchain
+    assert vis.Grant(str(toolchain), reason="Run the JDK.").expanded == toolchain

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import KW_ONLY, dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -15,16 +16,31 @@ class GrantMode(StrEnum):
     READ_WRITE = "read_write"
 
 
-def _vis_homes() -> list[Path]:
-    homes = [Path(os.path.expanduser("~/.vis"))]
-    configured = os.environ.get("VIS_HOME")
-    if configured:
-        homes.append(Path(os.path.normpath(os.path.expanduser(configured))))
-    return homes
+def _named(path: str) -> Path:
+    return Path(os.path.normpath(os.path.expanduser(path)))
+
+
+def _real(path: str) -> Path:
+    return Path(os.path.realpath(os.path.expanduser(path)))
 
 
 def _covers(grant: Path, protected: Path) -> bool:
     return grant == protected or grant in protected.parents
+
+
+def _refused(path: Path, place: Callable[[str], Path]) -> str | None:
+    """What ``path`` covers that no grant may, the filesystem root, the home folder or the Vis
+    home, each placed by ``place`` (as named, or with its links followed); None if none."""
+    if path == Path(path.anchor):
+        return "the filesystem root"
+    home = place("~")
+    if _covers(path, home):
+        return f"your home folder {home}; grant the toolchain folder inside it instead"
+    configured = os.environ.get("VIS_HOME")
+    for vis_home in (place("~/.vis"), *([place(configured)] if configured else [])):
+        if _covers(path, vis_home):
+            return f"the Vis home {vis_home}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -55,20 +71,12 @@ class Grant:
             raise ValueError(
                 f"vis.Grant({text!r}) is refused: the path must be absolute after '~' expansion"
             )
-        normal = Path(os.path.normpath(expanded))
-        home = Path(os.path.normpath(os.path.expanduser("~")))
-        if normal == Path(normal.anchor):
-            raise ValueError(f"vis.Grant({text!r}) is refused: it covers the filesystem root")
-        if _covers(normal, home):
-            raise ValueError(
-                f"vis.Grant({text!r}) is refused: it covers your home folder {home}; grant the "
-                "toolchain folder inside it instead"
-            )
-        for vis_home in _vis_homes():
-            if _covers(normal, vis_home):
-                raise ValueError(
-                    f"vis.Grant({text!r}) is refused: it covers the Vis home {vis_home}"
-                )
+        named, target = _named(text), _real(text)  # the jail binds the target of a link
+        linked = "it" if target == named else f"it links to {target}, which"
+        for path, place, it in ((named, _named, "it"), (target, _real, linked)):
+            problem = _refused(path, place)
+            if problem:
+                raise ValueError(f"vis.Grant({text!r}) is refused: {it} covers {problem}")
         object.__setattr__(self, "path", text)
         object.__setattr__(self, "mode", mode)
         object.__setattr__(self, "reason", self.reason.strip())
@@ -76,4 +84,4 @@ class Grant:
     @property
     def expanded(self) -> Path:
         """The absolute path the jail receives."""
-        return Path(os.path.normpath(os.path.expanduser(self.path)))
+        return _named(self.path)

@@ -81,6 +81,7 @@ def test_a_layout_takes_its_nodes_as_one_list_too() -> None:
         (lambda: _form("just text"), "is not a component here"),
         (lambda: Form("", ()), "the form needs a title"),
         (lambda: Form("T", (), timeout_ms=-1), "timeout_ms must be a whole number"),
+        (lambda: Form("T", (), timeout_ms=True), "timeout_ms must be a whole number"),
         (lambda: Form("T", (), submit_label=None), "submit_label must be text"),  # type: ignore[arg-type]
     ],
 )

@@ -134,6 +134,7 @@ def test_misuse_is_refused_where_it_happens() -> None:
         (lambda: live("T", [], placement="side"), "placement must be 'inline' or 'panel'"),
         (lambda: live("T", [], key="k"), "key names a panel view"),
         (lambda: live("T", [], flush_ms=-5), "flush_ms must be"),
+        (lambda: live("T", [], flush_ms=True), "flush_ms must be"),
         (lambda: live("T", [N.status("a"), N.button("a")]), "two nodes have the id 'a'"),
         (lambda: live("T", ["text"]), "is not a live view component"),
         (lambda: N.status("", "x"), "needs an id"),

@@ -54,6 +54,11 @@ def _fail(where: str, problem: str) -> NoReturn:
     raise FormDeclarationError(f"{where}: {problem}")
 
 
+def _whole(value: Any) -> bool:
+    """A whole number of 0 or more, not a bool (``True`` is an int to Python, 1 ms here)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def _text(where: str, name: str, value: Any, *, optional: bool = False) -> None:
     """``value`` is text (or None where ``optional``): a widget draws it as such, and an int
     or None in its place ended the TUI as it drew the node."""
@@ -381,7 +386,7 @@ class Form:
         nodes = (self.nodes,) if isinstance(self.nodes, FORM_NODE_TYPES) else tuple(self.nodes)
         object.__setattr__(self, "nodes", nodes)
         _check_nodes(nodes, FORM_NODE_TYPES, "vis.ask")
-        if not isinstance(self.timeout_ms, int) or self.timeout_ms < 0:
+        if not _whole(self.timeout_ms):
             _fail(
                 "vis.ask",
                 f"timeout_ms must be a whole number ≥ 0 (0 waits forever), got {self.timeout_ms!r}",

@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from vis_core.extension.context import CallContext, current_call
-from vis_core.extension.forms import FormDeclarationError, Secret, iter_fields
+from vis_core.extension.forms import FormDeclarationError, Secret, _whole, iter_fields
 from vis_core.extension.live_nodes import (
     LIVE_NODE_TYPES,
     Links,
@@ -376,7 +376,7 @@ def live(
         ) from None
     if key is not None and where is not Placement.PANEL:
         raise FormDeclarationError("vis.live: key names a panel view; use placement='panel'")
-    if not isinstance(flush_ms, int) or flush_ms < 0:
+    if not _whole(flush_ms):
         raise FormDeclarationError(
             f"vis.live: flush_ms must be a whole number ≥ 0, got {flush_ms!r}"
         )

@@ -109,10 +109,16 @@ class Entries:
     """The NUL-ended entries of git's ``-z`` output, taken as it comes (:meth:`take`, the
     ``take`` of :func:`run_git`): :class:`TooMany` past ``most`` entries or ``most_bytes``
     bytes, which stops git, so a listing holds no more than that whatever the repository
-    holds (a crafted index names millions of long paths at little cost). None: no bound."""
+    holds (a crafted index names millions of long paths at little cost). None: no bound.
+    ``keep``: which entries are kept (and counted); default all."""
 
-    def __init__(self, most: int | None = None, most_bytes: int | None = None) -> None:
-        self.most, self.most_bytes = most, most_bytes
+    def __init__(
+        self,
+        most: int | None = None,
+        most_bytes: int | None = None,
+        keep: Callable[[bytes], bool] | None = None,
+    ) -> None:
+        self.most, self.most_bytes, self.keep = most, most_bytes, keep
         self.items: list[bytes] = []
         self._bytes = 0
         self._rest = bytearray()  # an entry whose end has not come yet
@@ -125,7 +131,8 @@ class Entries:
         self._rest += chunk
         if end >= 0:
             cut = len(self._rest) - len(chunk) + end
-            self.items += bytes(self._rest[:cut]).split(b"\0")
+            found = bytes(self._rest[:cut]).split(b"\0")
+            self.items += found if self.keep is None else filter(self.keep, found)
             del self._rest[: cut + 1]
         if self.most is not None and len(self.items) > self.most:
             raise TooMany(f"more than {self.most:,} entries")
@@ -224,13 +231,14 @@ def _toplevel(folder: Path, place: Sequence[str]) -> Path | None:
 
 
 def _gitlinks(top: Path) -> list[Path]:
-    """The folders the index of the repository at ``top`` records as gitlinks."""
-    entries = Entries(MAX_LISTED, MAX_LISTED_BYTES)
+    """The folders the index of the repository at ``top`` records as gitlinks (the index is
+    read whole, its other entries dropped as they come)."""
+    entries = Entries(MAX_LISTED, keep=lambda entry: entry.startswith(b"160000 "))
     try:
         _plain_git(top, ["ls-files", "--stage", "-z"], take=entries.take)
     except TooMany:
-        raise GitFailed(f"the index of {top} holds {too_many()}") from None
-    links = (item.split(b"\t", 1) for item in entries.items if item.startswith(b"160000 "))
+        raise GitFailed(f"the index of {top} records more than {MAX_LISTED:,} gitlinks") from None
+    links = (item.split(b"\t", 1) for item in entries.items)
     return [top / os.fsdecode(pair[1]) for pair in links if len(pair) == 2]
 
 

@@ -223,3 +223,26 @@ async def test_a_skipped_key_that_is_not_a_setting_name_is_only_counted(workspac
         assert "\x1b" not in note and "http" not in note
     finally:
         await host.close()
+
+
+async def test_a_config_toml_fixed_while_vis_runs_counts_from_the_next_turn(
+    workspace: Path, tmp_path: Path
+) -> None:
+    config = VisPaths.from_env().ensure().config_file
+    config.write_text('jail = true\nmodel = "scripted/script\n', encoding="utf-8")
+    host = await open_host(workspace, script=_script(tmp_path, [{"text": "ok"}]))
+    try:
+        session = await host.new_session()
+        ended = await session.submit("go")
+        assert ended.status is TurnStatus.FAILED
+        error = ended.error or ""
+        # what is wrong and where, with no class name and no word of a save that never was
+        assert error.startswith("Vis runs nothing while a setting it cannot read"), error
+        assert f"{config} is not valid TOML" in error
+        assert "save the setting" not in error
+        assert error.endswith("Fix the value where it is set (or remove it), then try again.")
+        config.write_text("jail = true\n", encoding="utf-8")  # fixed, as the message asks
+        ended = await session.submit("go")
+        assert ended.status is TurnStatus.COMPLETED, ended.error
+    finally:
+        await host.close()

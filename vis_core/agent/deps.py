@@ -215,6 +215,11 @@ class DirectTool:
     present: Callable[[Any], str] | None = None  # the result as the model reads it; may raise
 
 
+class TurnRefused(Exception):
+    """``before_turn`` refuses the turn: its message, which says why and what to fix, is the
+    turn's error as it is (no class name before it, no traceback in the log)."""
+
+
 class SessionHooks(Protocol):
     """What the session's assembler provides around its turns and requests."""
 
@@ -227,7 +232,8 @@ class SessionHooks(Protocol):
         ...
 
     async def before_turn(self, session: AgentSession, turn_id: str) -> None:
-        """Before turn ``turn_id`` (refusals, files read again); raising stops the turn."""
+        """Before turn ``turn_id`` (refusals, files read again); raising stops the turn
+        (:class:`TurnRefused`: a refusal the person fixes)."""
         ...
 
     async def before_request(self, turn_id: str) -> Sequence[Event]:

@@ -22,7 +22,7 @@ from vis_core.agent.conversation import (
     ThinkingCollector,
     block_result_text,
 )
-from vis_core.agent.deps import FileWatch, SessionDeps, SessionModel
+from vis_core.agent.deps import FileWatch, SessionDeps, SessionModel, TurnRefused
 from vis_core.agent.event_bus import Kinds, Subscriber
 from vis_core.agent.invoker import CallSite
 from vis_core.agent.printed import PrintedOutput
@@ -448,7 +448,7 @@ class AgentSession:
         except asyncio.CancelledError:
             outcome.status = TurnStatus.CANCELLED
             outcome.error = self._cancel_reason or CANCELLED_BY_USER
-        except ProviderConfigError as exc:
+        except (ProviderConfigError, TurnRefused) as exc:
             outcome.status, outcome.error = TurnStatus.FAILED, str(exc)
         except ContextOverflowError as exc:
             outcome.status = TurnStatus.FAILED

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vis_core.agent.deps import TurnRefused
 from vis_core.drafts.guarded import control_warning
 from vis_core.events import (
     ActivityEnded,
@@ -240,10 +241,6 @@ def closing(*closers: Callable[[], Any]) -> Callable[[], Any]:
     return run
 
 
-class SettingsUnreadable(Exception):
-    """A setting that decides what a block may do cannot be read: the turn stops."""
-
-
 @dataclass(frozen=True, eq=False)
 class AssemblyHooks:
     """What the session asks of its assembly around its turns and requests: ``reports``, what
@@ -266,11 +263,15 @@ class AssemblyHooks:
         return await self.prompt()
 
     async def before_request(self, turn_id: str) -> Sequence[Event]:
-        """Settings saved by another process reach the session (a failed ``on_change`` is
-        told), then the reports of its background commands."""
+        """Settings saved by another process reach the session, then the reports of its
+        background commands."""
+        return [*await self._catch_up(), *await self.reports(turn_id)]
+
+    async def _catch_up(self) -> list[Event]:
+        """Settings saved by another process or files edited since reach the session; a
+        failed ``on_change`` is told."""
         failed = await self.settings.catch_up(self.session_id)
-        told = [Notification(self.session_id, text=f, kind=NotifyKind.WARN) for f in failed]
-        return [*told, *await self.reports(turn_id)]
+        return [Notification(self.session_id, text=f, kind=NotifyKind.WARN) for f in failed]
 
     async def close(self) -> None:
         self.settings.forget_session(self.session_id)
@@ -278,12 +279,15 @@ class AssemblyHooks:
 
     async def before_turn(self, session: AgentSession, turn_id: str) -> None:
         """Stop the turn, naming the value, when a setting that bounds what a block may do
-        (or a ``--toggles`` entry) cannot be read (fail closed); else read the instruction
+        (or a ``--toggles`` entry) cannot be read (fail closed), as the settings files are
+        now (a file the refusal asked to fix counts at once); else read the instruction
         files and skills again (never between a turn's requests, so its system prompt stays
         the same) and let MCP catch up."""
+        for event in await self._catch_up():
+            await session.emit(event)
         problem = self.settings.refusal(self.session_id)
         if problem is not None:
-            raise SettingsUnreadable(problem)
+            raise TurnRefused(problem)
         if session.drafts is not None:
             await session.drafts.refresh(turn_id)
         await asyncio.to_thread(self.instructions.refresh)

@@ -434,15 +434,15 @@ class SettingsReader:
                 problems.append(problem)
         if not problems:
             return None
-        fix = (
-            "Fix it on the command line (or leave that --toggles out)"
+        fix = (  # a file is read again before each turn; the command line only at a start
+            "Fix it on the command line (or leave that --toggles out), then start again"
             if len(problems) == len(toggles)
-            else "Fix the value where it is set (or remove it)"
+            else "Fix the value where it is set (or remove it), then try again"
         )
         return (
             "Vis runs nothing while a setting it cannot read may decide what runs: "
             + "; ".join(problem.rstrip(".") for problem in problems)
-            + f". {fix}, then start again."
+            + f". {fix}."
         )
 
 

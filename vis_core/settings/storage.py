@@ -62,8 +62,7 @@ def _parse_toml(data: bytes, path: Path) -> dict[str, Any]:
         raise SettingsFileError(too_deep(path)) from None
     except tomllib.TOMLDecodeError as exc:
         raise SettingsFileError(
-            f"{path} is not valid TOML ({exc}); fix the file, then save the setting again. "
-            "Vis left the file as it is."
+            f"{path} is not valid TOML ({exc}); fix the file. Vis left the file as it is."
         ) from None
 
 

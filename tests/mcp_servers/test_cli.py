@@ -30,6 +30,7 @@ def test_add_and_remove_keep_unrelated_content(
         ["-C", str(workspace), "mcp", "add", "fs", "--env", "K=${TOKEN}", "--", "npx", "-y", "pkg"]
     )
     assert code == 0
+    assert "a running Vis starts it at /reload" in capsys.readouterr().out
     data = _read(path)
     assert data["autoEnableCodemode"] is False
     assert data["mcpServers"]["keep"] == {"command": "x", "autoApprove": ["a"]}

@@ -65,7 +65,10 @@ async def test_without_a_config_the_manager_is_made_only_when_asked(
         assert host.mcp.made is None  # no mcp.json, no extension's server: nothing to manage
         status = await host.commands.run(None, "/mcp")
         assert status.ok
-        assert status.body == "No MCP servers. Add one with `vis mcp add NAME -- CMD ARGS`."
+        # the file is read at the start and at /reload: the way to a server added meanwhile
+        assert status.body == (
+            "No MCP servers. Add one with `vis mcp add NAME -- CMD ARGS`, then /reload."
+        )
         assert host.mcp.made is not None and host.mcp.made.connections() == []
     finally:
         await host.close()

@@ -379,7 +379,7 @@ def _builtin_commands(deps: CommandDeps, registry: CommandRegistry) -> list[Slas
             "undo", undo, "Restore the files the last turn (or N turns) changed", "/undo [N]"
         ),
         SlashCommand("login", login, "Choose a provider, save its key, pick a model", "/login"),
-        SlashCommand("reload", reload_, "Re-read every extension", "/reload"),
+        SlashCommand("reload", reload_, "Read settings, mcp.json and extensions again", "/reload"),
         SlashCommand("goal", goal, "Set the goal of this session", "/goal TEXT", saveable=True),
         SlashCommand(
             "group",

@@ -73,6 +73,7 @@ if TYPE_CHECKING:
     from vis_core.interaction import FormRequest as FormRequest
     from vis_core.mcp.client import ATTENTION as ATTENTION
     from vis_core.mcp.client import State as State
+    from vis_core.mcp.command import NO_SERVERS as NO_SERVERS
     from vis_core.mcp.config import ConfigProblem as ConfigProblem
     from vis_core.mcp.config import Exposure as Exposure
     from vis_core.mcp.config import ServerConfig as ServerConfig

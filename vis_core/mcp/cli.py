@@ -161,7 +161,10 @@ def run_mcp(
         except EditError as exc:
             print(f"vis mcp add: {exc}", file=sys.stderr)
             return EXIT_FAILED
-        print(f"Added MCP server {args.name!r} to {path}. Check it with `vis mcp list`.")
+        print(
+            f"Added MCP server {args.name!r} to {path}. Check it with `vis mcp list`; "
+            "a running Vis starts it at /reload."
+        )
         if note := _relative_arguments_note(args, entry):
             print(f"vis mcp add: {note}", file=sys.stderr)
         return EXIT_OK

@@ -10,6 +10,9 @@ if TYPE_CHECKING:  # the MCP client loads when /mcp runs, not when the command i
     from vis_core.mcp.manager import McpManager
 
 USAGE = "/mcp [reconnect|enable|disable|login|logout SERVER | exposure SERVER MODE]"
+# a running Vis reads mcp.json at its start and at /reload: a server added from a shell
+# meanwhile is listed from then
+NO_SERVERS = "No MCP servers. Add one with `vis mcp add NAME -- CMD ARGS`, then /reload."
 
 
 def status_text(manager: McpManager) -> str:
@@ -33,7 +36,7 @@ def status_text(manager: McpManager) -> str:
     rows += [f"- {line}" for line in overridden_lines(manager)]
     for problem in manager.config.problems:
         rows.append(f"- invalid: {problem}")
-    return "\n".join(rows) or "No MCP servers. Add one with `vis mcp add NAME -- CMD ARGS`."
+    return "\n".join(rows) or NO_SERVERS
 
 
 async def run_mcp_command(

@@ -17,6 +17,7 @@ from textual.widgets.option_list import Option
 
 from vis_core.frontend import (
     ATTENTION,
+    NO_SERVERS,
     Exposure,
     McpPanel,
     McpServerView,
@@ -189,10 +190,7 @@ class McpScreen(ModalScreen[None]):
         if not conns:
             listing.add_option(
                 Option(
-                    Content.styled(
-                        "No MCP servers. Add one with `vis mcp add NAME -- CMD ARGS`.",
-                        "$text-muted",
-                    ),
+                    Content.styled(NO_SERVERS, "$text-muted"),
                     disabled=True,
                 )
             )

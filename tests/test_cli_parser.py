@@ -96,3 +96,18 @@ def test_the_app_alone_builds_no_subcommand_parser_but_help_lists_them_all() -> 
     assert parsers_for(["--help"]) is None
     assert parsers_for(["-h", "--continue"]) is None
     assert "run" in build_parser(parsers_for(["--help"])).format_help()
+
+
+def test_vis_mcp_add_help_shows_where_the_servers_command_goes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Its usage was ``vis mcp add [-h] [-l] [--env K=V] … name``: nothing said that the
+    server's command goes after ``--``, and four options had no words."""
+    with pytest.raises(SystemExit):
+        main(["mcp", "add", "--help"])
+    out = capsys.readouterr().out
+    assert out.startswith("usage: vis mcp add [-l] NAME [--env K=V]… [--cwd DIR] -- CMD ARGS…\n")
+    assert "vis mcp add [-l] NAME --url URL" in out
+    for option in ("NAME", "--env K=V", "--url URL", "--header K=V"):  # each says what it is
+        (line,) = [line.strip() for line in out.splitlines() if line.strip().startswith(option)]
+        assert line != option, line

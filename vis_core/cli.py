@@ -94,7 +94,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         trust = commands.add_parser(
             "trust", help="trust a project: load its extensions and servers"
         )
-        trust.add_argument("path", nargs="?", type=Path, default=Path("."))
+        trust.add_argument(
+            "path",
+            nargs="?",
+            type=Path,
+            default=Path("."),
+            help="the project's folder (default: this one)",
+        )
     if only in (None, "doctor"):
         commands.add_parser("doctor", help="check the installation, config and extensions")
     if only in (None, "sessions"):

@@ -410,6 +410,12 @@ class VisApp(App[int]):
         if self.core is not None and not isinstance(self.screen, McpScreen):
             self.push_screen(McpScreen(self.core.mcp, sign_in=sign_in))
 
+    def action_help_quit(self) -> None:
+        """Ctrl+C on a screen above the main one (Settings, /mcp, a picker, a form): quit on
+        a second press, as the main screen and F1 say; Textual's own action only told to
+        press Ctrl+Q. A hidden draft and a running turn are left alone."""
+        self.main.quit_on_second_press()
+
     def action_help(self) -> None:
         from vis_tui.screens.help import HelpScreen
 

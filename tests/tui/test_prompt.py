@@ -10,10 +10,11 @@ from textual.widgets import Static
 
 from vis_core.model.turn import TurnStatus
 from vis_tui.screens.help import HelpScreen
+from vis_tui.screens.settings import SettingsScreen
 from vis_tui.widgets.system_message import SystemMessage
 from vis_tui.widgets.transcript import PlainMessage
 
-from .support import started, until, vis_app, write_script
+from .support import on_top, started, until, vis_app, write_script
 
 
 def _prompts(app) -> list[str]:
@@ -173,6 +174,15 @@ async def test_ctrl_c_clears_then_cancels_then_quits(workspace: Path, tmp_path: 
         await pilot.press("ctrl+c")
         await until(pilot, _ended(app, 1))
         assert next(iter(app.main.transcript.turns.values())).status is TurnStatus.CANCELLED
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.is_running  # armed: a second press quits
+        await type_keys(pilot, *"new", "ctrl+c")  # clears the draft, and disarms
+        assert app.main.prompt.text == ""
+        # on a screen above the main one, the same two presses (Textual's own said to press
+        # Ctrl+Q, and a second Ctrl+C did nothing)
+        await pilot.press("f2")
+        await on_top(pilot, SettingsScreen)
         await pilot.press("ctrl+c")
         await pilot.pause()
         assert app.is_running

@@ -825,7 +825,13 @@ class MainScreen(Screen[None]):
         elif self.session is not None and self.turn_running:
             self._cancel_turn()
             self._quit_armed_at = None
-        elif (
+        else:
+            self.quit_on_second_press()
+
+    def quit_on_second_press(self) -> None:
+        """Ctrl+C with nothing to clear or cancel, here or on a screen above: the second
+        press within ``QUIT_WINDOW_SECONDS`` quits."""
+        if (
             self._quit_armed_at is not None
             and time.monotonic() - self._quit_armed_at < QUIT_WINDOW_SECONDS
         ):

@@ -117,7 +117,7 @@ async def log_in(app: VisApp) -> None:
     problem = (await core.ask_servers(entry.name)).get(entry.name)
     model = await app.push_screen(
         PickerScreen(
-            f"Log in: choose a {entry.name} model",
+            f"Log in: choose a model from {entry.name}",  # not "a anthropic model"
             model_items(app, entry.name, keyed=bool(key)),
             placeholder=f"{entry.name}/model — type to filter or to name another",
             free_text=True,

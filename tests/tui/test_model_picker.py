@@ -122,6 +122,7 @@ async def test_login_saves_the_key_as_a_secret_and_the_app_works_without_restart
         assert isinstance(app.screen, FormScreen) and app.screen.errors
         await type_keys(pilot, *"sk-test-key-123", "ctrl+s")
         await on_top(pilot, PickerScreen)
+        assert app.screen.title_text == "Log in: choose a model from openai"
         assert app.screen.shown[app.screen.query_one("#picker-list").highlighted].id == (
             "openai/gpt-5"  # the provider's default model is offered first
         )

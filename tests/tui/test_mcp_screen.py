@@ -251,3 +251,17 @@ async def test_a_failed_servers_stderr_is_shown_with_its_secrets_redacted(
     for shown in (said, details):
         assert "token [REDACTED] db [REDACTED]" in shown, shown
         assert "literal-secret-4321" not in shown and "from-the-environment" not in shown
+
+
+async def test_an_unreadable_mcp_json_is_said_without_the_advice_to_add_a_server(
+    vis_home: Path, workspace: Path
+) -> None:
+    """The list said "No MCP servers. Add one with `vis mcp add …`" above the file's error,
+    and `vis mcp add` refuses a file it cannot read."""
+    (vis_home / "mcp.json").write_text('{"mcpServers": {"x": {"command": "a",}}}')
+    app = McpApp(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = await on_top(pilot, McpScreen, 60)
+        assert screen.query_one("OptionList").option_count == 0
+        problems = str(screen.query_one("#mcp-problems").render())
+        assert problems.startswith(f"invalid: {vis_home / 'mcp.json'}: not valid JSON")

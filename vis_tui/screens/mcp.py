@@ -187,18 +187,13 @@ class McpScreen(ModalScreen[None]):
         width = listing.scrollable_content_region.width or 80  # before the first layout
         for conn in conns:
             listing.add_option(Option(server_row(conn, width), id=conn.name))
-        if not conns:
-            listing.add_option(
-                Option(
-                    Content.styled(NO_SERVERS, "$text-muted"),
-                    disabled=True,
-                )
-            )
+        problems = [f"invalid: {problem}" for problem in self.panel.problems()]
+        if not conns and not problems:  # an unreadable file is said below, not "add one"
+            listing.add_option(Option(Content.styled(NO_SERVERS, "$text-muted"), disabled=True))
         overridden = self.panel.overridden()
         shown = self.query_one("#mcp-overridden", Static)
         shown.update(Content.styled("\n".join(overridden), "$text-muted"))
         shown.display = bool(overridden)
-        problems = [f"invalid: {problem}" for problem in self.panel.problems()]
         self.query_one("#mcp-problems", Static).update(
             Content.styled("\n".join(problems), "$text-error")
         )

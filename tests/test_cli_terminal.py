@@ -368,3 +368,44 @@ def test_every_hidden_character_is_shown_by_name_beside_the_controls():
     expected = "é\\x1b[2J\\x9b" + "".join(f"<U+{code:04X}>x" for code in hidden) + "\u200d"
     assert terminal_text(text) == expected
     assert terminal_text("👍\ufe0f") == "👍\ufe0f"  # an emoji's selector stays
+
+
+def test_vis_run_dash_on_a_terminal_says_what_it_waits_for_and_ctrl_c_ends_it_quietly(
+    workspace: Path, vis_home: Path
+) -> None:
+    """Typed at a terminal, `vis run -` waited for standard input without a word, and
+    Ctrl+C there ended it with Python's KeyboardInterrupt traceback."""
+    import fcntl
+    import select
+    import termios
+
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(VIS_HOME=str(vis_home), TERM="xterm-256color")
+    seed_caches(vis_home)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "vis_core.cli", "run", "-"],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        cwd=workspace,
+        env=env,
+        start_new_session=True,  # the pty is its controlling terminal: Ctrl+C reaches it
+        preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0),
+    )
+    os.close(slave)
+    shown = b""
+    try:
+        while b"Ctrl+D" not in shown:  # the note, once it waits (the old code: none came)
+            assert select.select([master], [], [], 30)[0], shown
+            shown += os.read(master, 65536)
+        os.write(master, b"\x03")  # Ctrl+C, as typed: SIGINT to the terminal's foreground
+        with contextlib.suppress(OSError):  # EIO once the child closed the terminal
+            while chunk := os.read(master, 65536):
+                shown += chunk
+        assert child.wait(120) == 130
+    finally:
+        os.close(master)
+    said = shown.decode("utf-8", "replace")
+    assert "vis run -: type the request, then Ctrl+D on a line of its own" in said
+    assert "Traceback" not in said and "KeyboardInterrupt" not in said, said

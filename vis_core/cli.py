@@ -261,6 +261,10 @@ def main(argv: list[str] | None = None) -> int:
         return _main(argv)
     except BrokenPipeError:
         return _reader_left()
+    except KeyboardInterrupt:
+        # Ctrl+C before a command took it (the app still loading, `vis run -` waiting for its
+        # request): the status of an interrupted command, not Python's traceback
+        return 130
     finally:
         gc.enable()
 

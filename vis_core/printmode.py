@@ -392,6 +392,8 @@ def run_print_mode(args: argparse.Namespace, workspace: Path) -> int:
         return EXIT_USAGE
     request = args.request
     if request == "-":  # `git diff | vis run -`: the request is what comes in
+        if sys.stdin.isatty():  # typed, not piped: say what it waits for
+            print("vis run -: type the request, then Ctrl+D on a line of its own", file=sys.stderr)
         request = sys.stdin.buffer.read().decode("utf-8", errors="replace")
         if not request.strip():
             print("vis run -: standard input was empty; pipe the request in", file=sys.stderr)

@@ -188,6 +188,8 @@ async def test_a_model_name_that_only_shares_letters_is_a_candidate_never_the_ch
         await pilot.press("enter")  # what was typed, not the candidate
         await until(pilot, lambda: "Cannot use" in _notes(app)[-1])
         assert "anthropic/claude-opus-5" in _notes(app)[-1]
+        # no key: the way the picker's "needs a key: /login" named is said too
+        assert _notes(app)[-1].endswith("config.toml, or run /login in the app")
         assert app.session.model.label == "openai/gpt-5"
 
 

@@ -161,9 +161,10 @@ def key_advice(provider: str, key_env: str, config_file: Path | str | None) -> s
 def missing_key_error(
     provider: str, key_env: str, config_file: Path | str | None
 ) -> ProviderConfigError:
-    return ProviderConfigError(
+    return ProviderConfigError(  # /login's key counts only while the variable is unset: here
         f"no API key for provider {provider!r}: {key_env} is not set; "
         + key_advice(provider, key_env, config_file)
+        + ", or run /login in the app"
     )
 
 

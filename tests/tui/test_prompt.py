@@ -169,6 +169,9 @@ async def test_ctrl_c_clears_then_cancels_then_quits(workspace: Path, tmp_path: 
         await started(app, pilot)
         await type_keys(pilot, *"draft", "ctrl+c")
         assert app.main.prompt.text == "" and app.is_running
+        await pilot.press("up")  # the cleared draft is not lost
+        assert app.main.prompt.text == "draft"
+        await pilot.press("ctrl+c")
         await type_keys(pilot, *"go", "enter")
         await until(pilot, lambda: app.main.turn_running)
         await pilot.press("ctrl+c")

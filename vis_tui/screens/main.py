@@ -819,9 +819,10 @@ class MainScreen(Screen[None]):
     def action_interrupt(self) -> None:
         """Ctrl+C: clear the draft, else cancel the turn, else quit on a second press."""
         if self.prompt.text:
-            self.prompt.text = ""
+            self.prompt.put_aside()
             self.completion.hide()
             self._quit_armed_at = None
+            self.app.notify("Cleared the prompt; ↑ brings it back.", timeout=QUIT_WINDOW_SECONDS)
         elif self.session is not None and self.turn_running:
             self._cancel_turn()
             self._quit_armed_at = None

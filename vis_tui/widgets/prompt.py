@@ -226,6 +226,12 @@ class PromptInput(TextArea):
         self._show(text)
         return "what you typed is back in the prompt"
 
+    def put_aside(self) -> None:
+        """Ctrl+C: the draft is cleared but kept under ↑ (its pastes whole), not lost to a
+        press meant to copy."""
+        self.remember(self.expanded(self.text))
+        self.text, self.pastes = "", {}
+
     def _show(self, text: str) -> None:
         self.text = text
         lines = text.split("\n")

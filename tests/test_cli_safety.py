@@ -66,6 +66,7 @@ def test_doctor_reports_an_unreadable_jail_setting(
     out = done.stdout.decode()
     assert done.returncode == 1, out
     assert "jail        unknown" in out and str(vis_home / "config.toml") in out
+    assert "uses its defaults" not in out  # the config line said so, the jail's said nothing runs
     assert b"Traceback" not in done.stderr + done.stdout
     assert (vis_home / "config.toml").read_bytes() == content
 

@@ -34,11 +34,14 @@ def load_config(path: Path) -> UserConfig:
     except RecursionError:
         return UserConfig(path, problem=too_deep(path))
     except tomllib.TOMLDecodeError as exc:
-        return UserConfig(
-            path,
-            problem=f"{path} is not valid TOML ({exc}); Vis uses its defaults until you fix it. "
-            "The file was left as it is.",
-        )
+        return UserConfig(path, problem=not_toml(path, exc))
+
+
+def not_toml(path: Path, exc: ValueError) -> str:
+    """The message for a settings file that is not valid TOML, the same from each reader of
+    it (the models' and the settings'): what Vis does meanwhile differs by reader (no block
+    runs while the jail's value is unknown), so it says only what to do."""
+    return f"{path} is not valid TOML ({exc}); fix the file. Vis left the file as it is."
 
 
 def too_deep(path: Path) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vis_core.config import not_utf8, too_deep
+from vis_core.config import not_toml, not_utf8, too_deep
 from vis_core.paths import ControlSnapshot, take_snapshot
 from vis_core.settings.core import CORE_SETTING_IDS
 from vis_core.system.redaction import read_secrets
@@ -61,9 +61,7 @@ def _parse_toml(data: bytes, path: Path) -> dict[str, Any]:
     except RecursionError:
         raise SettingsFileError(too_deep(path)) from None
     except tomllib.TOMLDecodeError as exc:
-        raise SettingsFileError(
-            f"{path} is not valid TOML ({exc}); fix the file. Vis left the file as it is."
-        ) from None
+        raise SettingsFileError(not_toml(path, exc)) from None
 
 
 @contextmanager

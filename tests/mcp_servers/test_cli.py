@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import select
 import sys
 from pathlib import Path
 
@@ -121,17 +123,27 @@ def test_list_connects_and_reports_state_tools_and_exposure(
 
 
 def test_list_exits_1_on_invalid_entries_and_failed_servers(
-    vis_home: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+    vis_home: Path,
+    workspace: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     crash = "import sys; print('config missing: set API_URL', file=sys.stderr); sys.exit(4)"
     write_config(
         vis_home / "mcp.json",
         {
-            "crash": {"command": sys.executable, "args": ["-c", crash]},
+            "crash": {"command": sys.executable, "args": ["-c", crash], "timeout": 7},
             "legacy": {"type": "sse", "url": "http://localhost/sse"},
         },
     )
-    assert main(["-C", str(workspace), "mcp", "list"]) == 1
+    master, follower = os.openpty()  # stderr on a terminal: the wait is said there
+    with os.fdopen(follower, "w") as terminal:
+        monkeypatch.setattr(sys, "stderr", terminal)
+        assert main(["-C", str(workspace), "mcp", "list"]) == 1
+    # it printed nothing until the slowest server answered or reached its timeout (60 s)
+    assert select.select([master], [], [], 0)[0], "nothing on the terminal"
+    assert os.read(master, 4096) == "Connecting to 1 server (a slow one up to 7 s)…\r\n".encode()
+    os.close(master)
     out = capsys.readouterr().out
     assert "crash  failed" in out
     assert "config missing: set API_URL" in out  # the stderr tail

@@ -266,6 +266,15 @@ async def _list_servers(workspace: Path, config: McpConfig, note: str | None) ->
         print("No MCP servers are configured. Add one with `vis mcp add NAME -- CMD ARGS`.")
         return EXIT_OK
     manager.start()
+    starting = [s for s in config.servers if s.enabled]
+    if starting and sys.stderr.isatty():  # a server may take its whole timeout: say it waits
+        longest = max(s.timeout for s in starting)
+        print(
+            f"Connecting to {len(starting)} server{'s' if len(starting) != 1 else ''} "
+            f"(a slow one up to {longest:g} s)…",
+            file=sys.stderr,
+            flush=True,
+        )
     await manager.wait_all(max((s.timeout for s in config.servers), default=0) + LIST_WAIT)
     failed = bool(config.problems)
     try:

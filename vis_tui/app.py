@@ -411,10 +411,15 @@ class VisApp(App[int]):
             self.push_screen(McpScreen(self.core.mcp, sign_in=sign_in))
 
     def action_help_quit(self) -> None:
-        """Ctrl+C on a screen above the main one (Settings, /mcp, a picker, a form): quit on
-        a second press, as the main screen and F1 say; Textual's own action only told to
-        press Ctrl+Q. A hidden draft and a running turn are left alone."""
-        self.main.quit_on_second_press()
+        """Ctrl+C on a screen above the main one (Settings; a modal one through
+        ``keys.QUIT_KEY``) that no text field took to copy: its selected text is copied,
+        else a second press quits, as on the main screen and in F1 (Textual's own action only
+        told to press Ctrl+Q). A hidden draft and a running turn are left alone."""
+        selected = self.screen.get_selected_text()
+        if selected:
+            self.copy_to_clipboard(selected)
+        else:
+            self.main.quit_on_second_press()
 
     def action_help(self) -> None:
         from vis_tui.screens.help import HelpScreen

@@ -4,6 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from textual.binding import Binding
+
+# Ctrl+C on a modal screen, which Textual keeps from the app's own bindings: as everywhere,
+# a selection is copied, else a second press quits (VisApp.action_help_quit).
+QUIT_KEY = Binding("ctrl+c", "app.help_quit", "Copy, or quit on a second press", show=False)
+
 
 @dataclass(frozen=True)
 class KeyHelp:

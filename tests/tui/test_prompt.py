@@ -182,13 +182,15 @@ async def test_ctrl_c_clears_then_cancels_then_quits(workspace: Path, tmp_path: 
         assert app.is_running  # armed: a second press quits
         await type_keys(pilot, *"new", "ctrl+c")  # clears the draft, and disarms
         assert app.main.prompt.text == ""
-        # on a screen above the main one, the same two presses (Textual's own said to press
-        # Ctrl+Q, and a second Ctrl+C did nothing)
+        # on a screen above the main one, the same two presses: on Settings Textual's own
+        # Ctrl+C said to press Ctrl+Q, on a modal one (F1's keys) Ctrl+C did nothing at all
         await pilot.press("f2")
         await on_top(pilot, SettingsScreen)
         await pilot.press("ctrl+c")
         await pilot.pause()
-        assert app.is_running
+        assert app.is_running  # armed
+        await pilot.press("escape", "f1")
+        await on_top(pilot, HelpScreen)
         await pilot.press("ctrl+c")
         await pilot.pause()
     assert app.return_code == 0

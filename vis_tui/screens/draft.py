@@ -12,6 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from vis_core.model.draft import DraftView
+from vis_tui.keys import QUIT_KEY
 
 DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "$text-accent"))
 
@@ -46,6 +47,7 @@ class DraftScreen(ModalScreen[str | None]):
     #draft-actions Button { margin-right: 1; min-width: 0; width: auto; }
     """
     BINDINGS = [
+        QUIT_KEY,
         Binding("a", "choose('approve')", "Approve"),
         Binding("s", "choose('sync')", "Sync"),
         Binding("d", "choose('discard')", "Discard"),

@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from vis_core.frontend import Form
+from vis_tui.keys import QUIT_KEY
 from vis_tui.widgets import live as _live_views  # noqa: F401 - registers live view events
 from vis_tui.widgets.form import FormBody
 
@@ -29,6 +30,7 @@ class FormScreen(ModalScreen[dict[str, Any] | None]):
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", show=False),
         Binding("ctrl+s", "submit", "Submit", show=False, priority=True),
+        QUIT_KEY,
     ]
 
     def __init__(self, form: Form, owner: str = "") -> None:

@@ -12,7 +12,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from vis_tui.keys import KEYS
+from vis_tui.keys import KEYS, QUIT_KEY
 from vis_tui.widgets.status import SIGNS
 
 
@@ -23,6 +23,7 @@ class HelpScreen(ModalScreen[None]):
     CSS_PATH = "help.tcss"
     BINDINGS = [
         Binding("escape,q,f1", "dismiss", "Close", show=False),
+        QUIT_KEY,
     ]
 
     def compose(self) -> Any:

@@ -24,6 +24,7 @@ from vis_core.frontend import (
     State,
     plural,
 )
+from vis_tui.keys import QUIT_KEY
 
 STATE_STYLE = {
     State.CONNECTED: "$text-success",
@@ -119,6 +120,7 @@ class McpScreen(ModalScreen[None]):
     CSS_PATH = "mcp.tcss"
     BINDINGS = [
         Binding("escape,q", "close", "Close", show=False),
+        QUIT_KEY,
         Binding("r", "reconnect", "Reconnect", show=False),
         Binding("e", "toggle_enabled", "Enable/disable", show=False),
         Binding("x", "cycle_exposure", "Exposure", show=False),

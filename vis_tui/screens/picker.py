@@ -13,6 +13,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from vis_tui.fuzzy import rank, split_rank
+from vis_tui.keys import QUIT_KEY
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,7 @@ class PickerScreen(ModalScreen[str | None]):
     """
     BINDINGS = [
         Binding("escape", "cancel", "Close", show=False),
+        QUIT_KEY,
         Binding("down", "move(1)", "Next", show=False),
         Binding("up", "move(-1)", "Previous", show=False),
     ]

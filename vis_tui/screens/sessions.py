@@ -15,6 +15,7 @@ from textual.widgets.option_list import Option
 
 from vis_core.frontend import ago, plural
 from vis_core.model.sessions import SessionRow, snippet_parts
+from vis_tui.keys import QUIT_KEY
 
 if TYPE_CHECKING:
     from vis_core.frontend import Frontend
@@ -37,6 +38,7 @@ class SessionsScreen(ModalScreen[str | None]):
     BINDINGS = [
         Binding("escape", "cancel", "Close", show=False),
         Binding("down", "focus_list", "Sessions", show=False),
+        QUIT_KEY,
     ]
 
     def __init__(

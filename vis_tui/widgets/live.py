@@ -48,6 +48,7 @@ from vis_core.frontend import (
     plural,
 )
 from vis_tui.event_map import handles
+from vis_tui.keys import QUIT_KEY
 from vis_tui.widgets.form import FieldWidget, layout_widget
 from vis_tui.widgets.spinner import is_frozen
 
@@ -319,6 +320,7 @@ class ConfirmStop(ModalScreen[bool]):
     """
     BINDINGS = [
         Binding("escape", "keep", "Keep running", show=False),
+        QUIT_KEY,
         Binding("y", "stop", "Stop", show=False),
         Binding("n", "keep", "Keep", show=False),
     ]

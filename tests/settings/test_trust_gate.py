@@ -230,7 +230,8 @@ async def test_a_config_toml_fixed_while_vis_runs_counts_from_the_next_turn(
 ) -> None:
     config = VisPaths.from_env().ensure().config_file
     config.write_text('jail = true\nmodel = "scripted/script\n', encoding="utf-8")
-    host = await open_host(workspace, script=_script(tmp_path, [{"text": "ok"}]))
+    block = {"code": "open('ran.txt', 'w').write('x')"}
+    host = await open_host(workspace, script=_script(tmp_path, [block, {"text": "ok"}]))
     try:
         session = await host.new_session()
         ended = await session.submit("go")
@@ -244,5 +245,8 @@ async def test_a_config_toml_fixed_while_vis_runs_counts_from_the_next_turn(
         config.write_text("jail = true\n", encoding="utf-8")  # fixed, as the message asks
         ended = await session.submit("go")
         assert ended.status is TurnStatus.COMPLETED, ended.error
+        # and its block ran: the sandbox's refusal was the one of the start ("start Vis
+        # again"), the jail's value being the same before and after
+        assert (workspace / "ran.txt").read_text() == "x"
     finally:
         await host.close()

@@ -98,6 +98,13 @@ class ConfinedParts:
         await self.tool_context.confine(now)
         self.sandbox.confine(now, setting)
 
+    async def follow_refusal(self, space: Workspace, session_id: str) -> None:
+        """A settings file fixed (or broken) since changes why no block or shell command may
+        run while the values stay the same, so no save brings it here: the refusal as read
+        now holds from the next block (the sandbox process is kept when nothing else changed)."""
+        if space.jail_policy(session_id)[1] != self.sandbox.refusal:
+            await self.confine(space.confinement(session_id), "jail")
+
     def set_time_limit(self, seconds: float) -> None:
         self.tool_context.set_time_limit(seconds)
         self.sandbox.time_limit = seconds

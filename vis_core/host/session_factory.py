@@ -221,6 +221,7 @@ class SessionFactory:
             instructions=instructions,
             skills=skills,
             reports=partial(background_reports, tool_context.shells, session_id),
+            refusal_now=partial(confined.follow_refusal, self.workspace, session_id),
             closer=self._closer(
                 session_id,
                 closing(

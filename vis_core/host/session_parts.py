@@ -244,7 +244,8 @@ def closing(*closers: Callable[[], Any]) -> Callable[[], Any]:
 @dataclass(frozen=True, eq=False)
 class AssemblyHooks:
     """What the session asks of its assembly around its turns and requests: ``reports``, what
-    its background commands report before a request; ``closer``, what it ran on released."""
+    its background commands report before a request; ``refusal_now``, its children's refusal
+    brought to the settings as read now; ``closer``, what it ran on released."""
 
     settings: SettingsService
     mcp: HostMcp
@@ -254,6 +255,7 @@ class AssemblyHooks:
     instructions: SessionInstructions
     skills: SessionSkills
     reports: Callable[[str], Awaitable[Sequence[Event]]]
+    refusal_now: Callable[[], Awaitable[None]]
     closer: Callable[[], Awaitable[None]]
 
     def __post_init__(self) -> None:
@@ -285,6 +287,7 @@ class AssemblyHooks:
         the same) and let MCP catch up."""
         for event in await self._catch_up():
             await session.emit(event)
+        await self.refusal_now()  # its blocks and shells too: no value changed, no save told them
         problem = self.settings.refusal(self.session_id)
         if problem is not None:
             raise TurnRefused(problem)

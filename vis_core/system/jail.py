@@ -31,9 +31,10 @@ log = logging.getLogger(__name__)
 # What decides whether and how the project's code runs: read-only inside the jail.
 PROTECTED_NAMES = (".vis", "vis.yml", ".git", *OTHER_AGENTS)
 PROTECTED_PREFIX = ".env"
-# bubblewrap can keep a name read-only only once it exists, and an empty placeholder in every
-# workspace would be litter (an empty ``.vis`` already makes a folder a project root), so one
-# of these a block makes is told instead. ``.vscode/`` itself stays writable: its settings and
+# bubblewrap can keep a name read-only only once it exists. Vis makes one placeholder, an
+# empty ``.vis/`` (:func:`reserve_control_folder`); one for each of these would be litter, and other
+# programs read some as a sign (an empty ``.vis`` makes its folder a project root), so one of
+# these a block makes is told instead. ``.vscode/`` itself stays writable: its settings and
 # launch files are the model's to edit, and VS Code asks before running a folder's tasks.
 TOLD_WHEN_MADE = (*OTHER_AGENTS, ".vscode/tasks.json")
 # Folders of home that start programs although their names have no dot (~/bin is on PATH).
@@ -497,5 +498,5 @@ def jail_refusal(problem: str) -> str:
     return (
         f"Vis cannot tell whether the jail is on ({problem}), so it runs no code blocks and "
         "no shell commands until this is fixed. Fix that value where it is set (Vis did not "
-        "change it), then start Vis again."
+        "change it); the next request reads it again."
     )

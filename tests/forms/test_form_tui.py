@@ -142,7 +142,8 @@ async def test_titles_are_shown_as_written_not_read_as_markup(workspace: Path) -
     app = vis_app(workspace)
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
-        group = F.group(F.plaintext("a"), label=TITLE)
+        pick = F.select("pick", options=[F.option("v", "V")], placeholder="lint [/]")
+        group = F.group(F.plaintext("a"), pick, label=TITLE)
         asking = worker(
             app,
             lambda: F.ask(TITLE, [group], timeout_ms=0, submit_label=TITLE, cancel_label=TITLE),
@@ -152,6 +153,10 @@ async def test_titles_are_shown_as_written_not_read_as_markup(workspace: Path) -
         assert str(app.screen.query_one("#form-cancel", Button).label) == TITLE
         dialog = app.screen.query_one("#form-dialog")
         assert dialog._border_title is not None and dialog._border_title.plain == TITLE
+        prompt = app.screen.query_one("SelectCurrent Static#label", Static).render()
+        assert (
+            getattr(prompt, "plain", None) == "lint [/]"
+        )  # the placeholder ended the app (MarkupError)
         box = app.screen.query_one(".group")
         assert box._border_title is not None and box._border_title.plain == TITLE
         await pilot.press("escape")

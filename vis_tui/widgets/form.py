@@ -10,6 +10,7 @@ from textual import events, on
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.markup import escape
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -121,7 +122,7 @@ class FieldWidget(Vertical):
             options = [(Text(o.label), o.value) for o in f.options]
             return Select(
                 options,
-                prompt=placeholder or "Choose…",
+                prompt=escape(placeholder) or "Choose…",  # Select reads its prompt as markup
                 value=Select.NULL if value is None else value,
             )
         if f.type is FieldType.MULTISELECT:

@@ -116,11 +116,13 @@ async def test_refusals_leave_the_file_byte_identical(ctx: ToolContext, py: Path
         await patch_file(ctx, "m.py", 1, [edit(1, 1, "ok = 1\n"), edit(4, 6, "x = 1\n")])
     assert py.read_bytes() == before
     cat_file(ctx, "m.py")
-    with pytest.raises(PatchError, match="edits 2-3 and 3 overlap"):
+    with pytest.raises(PatchError, match="the edits of lines 2-3 and line 3 overlap"):
         await patch_file(ctx, "m.py", 2, [edit(2, 3, "a = 1\n"), edit(3, 3, "b = 1\n")])
     with pytest.raises(PatchError, match=r"would not parse.*Python line 2"):
         await patch_file(ctx, "m.py", 2, [edit(2, 2, "def broken(:\n")])
-    with pytest.raises(PatchError, match="past the end of m.py @2, which has 10 lines"):
+    with pytest.raises(
+        PatchError, match="the edit of line 12 is past the end of m.py @2, which has 10 lines"
+    ):
         await patch_file(ctx, "m.py", 2, [edit(12, 12, "x = 1\n")])
     with pytest.raises(PatchError, match="unknown version @7 of m.py"):
         await patch_file(ctx, "m.py", 7, [edit(1, 1, "x = 1\n")])

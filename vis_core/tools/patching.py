@@ -85,24 +85,25 @@ def parse_edits(edits: object) -> list[Edit]:
         b_lo = after.start - (0.5 if after.is_insert else 0)
         if b_lo <= a_hi:
             raise PatchError(
-                f"patch: edits {_span(before)} and {_span(after)} overlap; merge them into one "
-                "edit or give them separate lines"
+                f"patch: the edits of {_span(before)} and {_span(after)} overlap; merge them "
+                "into one edit or give them separate lines"
             )
     return parsed
 
 
 def _span(edit: Edit) -> str:
+    """The lines an edit covers as a message names them (not its index in the list)."""
     if edit.is_insert:
-        return f"insert@{edit.start}"
-    return f"{edit.start}-{edit.end}" if edit.end != edit.start else f"{edit.start}"
+        return f"the insert before line {edit.start}"
+    return f"lines {edit.start}-{edit.end}" if edit.end != edit.start else f"line {edit.start}"
 
 
 def check_ranges(edits: list[Edit], line_count: int, label: str, version: int) -> None:
     for edit in edits:
         if edit.end > line_count or edit.start > line_count + 1:
             raise PatchError(
-                f"patch: edit {_span(edit)} is past the end of {label} @{version}, which has "
-                f"{line_count:,} lines; to append, insert with start={line_count + 1}, "
+                f"patch: the edit of {_span(edit)} is past the end of {label} @{version}, "
+                f"which has {line_count:,} lines; to append, insert with start={line_count + 1}, "
                 f"end={line_count}"
             )
 
@@ -126,7 +127,7 @@ def rebase(edits: list[Edit], seen: list[str], now: list[str], label: str) -> li
                 new_lo = len(now)
             else:
                 raise PatchError(
-                    f"patch: the lines around insert@{edit.start} in {label} changed since you "
+                    f"patch: the lines around {_span(edit)} in {label} changed since you "
                     "read it; read it again with cat() and redo the edit against the new version"
                 )
             out.append(Edit(new_lo + 1, new_lo, edit.text))
@@ -137,7 +138,7 @@ def rebase(edits: list[Edit], seen: list[str], now: list[str], label: str) -> li
         )
         if not contiguous:
             raise PatchError(
-                f"patch: lines {_span(edit)} of {label} changed since you read them; read the "
+                f"patch: {_span(edit)} of {label} changed since you read it; read the "
                 "file again with cat() and redo the edit against the new version"
             )
         out.append(Edit(targets[0] + 1, targets[-1] + 1, edit.text))

@@ -14,6 +14,8 @@ from vis_core.codegen_cache import cache_dir
 APP_NAME = "vis"
 PRIVATE_DIR_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
+_MAX_NAME_BYTES = 255  # of one file name (NAME_MAX of Linux's file systems)
+_MAX_SUFFIX_BYTES = 16  # a longer "suffix" is part of the name, cut as the rest is
 
 
 def private_dir(folder: Path) -> Path:
@@ -98,6 +100,23 @@ class VisPaths:
     @property
     def attachments_dir(self) -> Path:
         return self.data_dir / "attachments"
+
+    def attachment_file(self, session_id: str, name: str) -> Path:
+        """A new file in ``session_id``'s attachments for one named ``name``: a unique prefix,
+        then the name, cut before its suffix where the whole (with ``.tmp`` while it is
+        written) would pass the 255 bytes of a file name: a workspace file's own name fits
+        those bytes, and with the prefix it failed as ``File name too long``."""
+        import uuid  # only when an attachment is stored
+
+        prefix = f"{uuid.uuid4().hex[:12]}-"
+        suffix = Path(name).suffix
+        size = len(suffix.encode("utf-8", "surrogateescape"))
+        if size > _MAX_SUFFIX_BYTES:
+            suffix, size = "", 0
+        stem = name.removesuffix(suffix).encode("utf-8", "surrogateescape")
+        room = _MAX_NAME_BYTES - len(prefix) - len(".tmp") - size
+        cut = stem[:room].decode("utf-8", "ignore")  # what a cut left of a character: dropped
+        return self.attachments_dir / session_id / f"{prefix}{cut}{suffix}"
 
     def logs_for_day(self, day: str) -> Path:
         """The log folder of one day, ``logs/YYYY-MM-DD/``."""

@@ -50,6 +50,10 @@ vis.register_extension(vis.Extension(
 '''
 
 
+# 255 bytes, as long as a file's name may be (its stored file has a prefix too)
+LONG = "é" * 122 + "reports.csv"
+
+
 @pytest.fixture
 def memory() -> Iterator[None]:
     MEMORY.clear()
@@ -65,12 +69,15 @@ async def test_attachments_of_a_block_are_versioned_and_typed(
         script_path,
         code_turn(
             "print(await charts.make())",
-            """
+            f"\n        LONG = {LONG!r}"
+            + """
         d = await attach(b"hello", "notes.txt")
         again = await attach(b"hello again", "notes.txt", audience="model")
         data = await read_attachment("notes.txt", version=1)
+        long = await attach(b"long", LONG)
         import json
-        print(json.dumps({"d": d, "again": again, "data": data.decode(),
+        print(json.dumps({"d": d, "again": again, "data": data.decode(), "long": long,
+                          "long_data": (await read_attachment(LONG)).decode(),
                           "all": len(await list_attachments())}))
         """,
         ),
@@ -111,7 +118,9 @@ async def test_attachments_of_a_block_are_versioned_and_typed(
     sandbox = outcome.printed(1)
     assert sandbox["d"]["version"] == 1 and sandbox["again"]["version"] == 2
     assert sandbox["again"]["audience"] == "model" and sandbox["data"] == "hello"
-    assert sandbox["all"] == 7
+    # a name that fits a file system's 255 bytes is kept whole; its file's name is cut
+    assert sandbox["long"]["filename"] == LONG and sandbox["long_data"] == "long"
+    assert sandbox["all"] == 8
 
     # each extension attach shows as an openable Activity under the tool's own Activity
     ended = [e.activity for e in outcome.events if isinstance(e, ActivityEnded) and e.activity]
@@ -124,10 +133,10 @@ async def test_attachments_of_a_block_are_versioned_and_typed(
     assert first_shown.content[0].attachment == first["filename"]
     assert any(isinstance(a.presentation.content[0], ActivityFile) for a in shown)
     # the model's own attach() is one Activity, not two
-    assert [a.parent_id for a in ended if a.tool == "attach" and a not in shown] == [None, None]
+    assert [a.parent_id for a in ended if a.tool == "attach" and a not in shown] == [None] * 3
 
     # stored durably: rows tied to the python_execution block, bytes under attachments/
-    assert len(rows) == 7
+    assert len(rows) == 8
     iterations = {block.iteration_id for block in outcome.blocks}
     assert {row.iteration_id for row in rows} <= iterations
     for row in rows:
@@ -156,6 +165,27 @@ class _Figure:
 
     def savefig(self, buffer: object, format: str) -> None:  # Matplotlib's name
         buffer.write(PNG)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("name", "error"),
+    [
+        ("..", "names no file"),
+        ("out/..", "names no file"),
+        ("a\0b.txt", "holds a NUL"),  # was: embedded null byte
+        ("\udcff.txt", "lone surrogate"),  # a name not UTF-8; was: UnicodeEncodeError
+    ],
+)
+def test_a_filename_that_names_no_file_is_refused_by_name(
+    memory: None, name: str, error: str
+) -> None:
+    """``..`` was kept as an attachment's filename; a NUL or a lone surrogate failed in the
+    store with Python's own words, not naming the filename."""
+    with pytest.raises(ValueError, match=f"vis.attach\\(\\): .*{error}"):
+        vis.attach(b"data", name)
+    with pytest.raises(TypeError, match="the filename must be a str, not int"):
+        vis.attach(b"data", 7)  # type: ignore[arg-type]
+    assert vis.list_attachments() == []
 
 
 def test_figures_become_png_and_types_fall_back_to_the_name(memory: None) -> None:

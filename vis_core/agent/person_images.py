@@ -7,7 +7,6 @@ import asyncio
 import errno
 import os
 import re
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -70,8 +69,7 @@ async def attach_images(
     """Keep each image as an attachment of the session (``store``: its attachment table)
     and announce it for the request."""
     for image in images:
-        folder = VisPaths.from_env().attachments_dir / session.id
-        target = folder / f"{uuid.uuid4().hex[:12]}-{image.name}"
+        target = VisPaths.from_env().attachment_file(session.id, image.name)
         await asyncio.to_thread(write_private, target, image.data)
         row = await asyncio.to_thread(
             store.add_attachment,

@@ -199,6 +199,23 @@ def _content(source: Any, filename: str | None) -> tuple[bytes, str]:
     )
 
 
+def _filename(name: Any) -> str:
+    """The last part of ``name``, which must be a file's name: not empty nor ``..``, no NUL, and
+    text (a lone surrogate cannot be stored). Such a name failed later, as ``embedded null
+    byte`` or a ``UnicodeEncodeError``, or was kept as ``..``."""
+    if not isinstance(name, str):
+        raise TypeError(f"vis.attach(): the filename must be a str, not {type(name).__name__}")
+    last = Path(name).name
+    if not last.strip() or last == "..":
+        raise ValueError(f"vis.attach(): {name!r} names no file; give one such as 'totals.csv'")
+    if any(c == "\0" or "\ud800" <= c <= "\udfff" for c in last):
+        raise ValueError(
+            f"vis.attach(): the filename {last!r} holds a NUL or a lone surrogate; "
+            "give a name of plain text such as 'totals.csv'"
+        )
+    return last
+
+
 def _audience(audience: str, media_type: str) -> Audience:
     if audience not in tuple(Audience):
         known = ", ".join(Audience)
@@ -221,9 +238,7 @@ def attach(
 ) -> dict[str, Any]:
     """Store a file as the next version of ``filename`` and return its descriptor dict."""
     data, name = _content(source, filename)
-    name = Path(name).name
-    if not name.strip():
-        raise ValueError("vis.attach(): the filename is empty")
+    name = _filename(name)
     media = media_type or media_type_of(data, name)
     aud = _audience(audience, media)
     return current_runtime().attachment_add(data, name, media, aud.value, bool(commentable), label)

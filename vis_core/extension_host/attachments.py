@@ -8,7 +8,6 @@ import asyncio
 import base64
 import functools
 import os
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,8 +60,7 @@ def add(
     label: str,
 ) -> dict[str, Any]:
     """Store ``data`` as the next version of ``name`` in the call's session and block."""
-    folder = VisPaths.from_env().attachments_dir / session_id
-    target = folder / f"{uuid.uuid4().hex[:12]}-{name}"
+    target = VisPaths.from_env().attachment_file(session_id, name)
     tmp = target.with_name(target.name + ".tmp")
     write_private(tmp, data)
     tmp.replace(target)

@@ -62,13 +62,21 @@ async def test_a_mistyped_mention_gets_a_toast_and_the_request_goes(
 ) -> None:
     _files(workspace)
     app = vis_app(workspace, write_script(tmp_path, [{"text": "Which file?"}]))
-    async with app.run_test(size=(110, 40)) as pilot:
+    async with app.run_test(size=(110, 40), notifications=True) as pilot:
         await started(app, pilot)
-        app.main.prompt.insert("fix @src/apps.py please")
+        # brackets in a path (a Next.js route, a typo) are text, not Textual markup: the toast
+        # read "@app//pag.tsx, @src/x.py", `[slug]` taken for a style and `[/]` for its end
+        app.main.prompt.insert("fix @src/apps.py, @app/[slug]/pag.tsx and @src/[/]x.py please")
         await pilot.press("enter")
         await until(pilot, lambda: app.main.transcript.last_answer == "Which file?")
         notes = [n.message for n in app._notifications]
-        assert any(n.startswith("@src/apps.py names no file in the workspace") for n in notes)
+        assert any(
+            n.startswith("@src/apps.py, @app/[slug]/pag.tsx, @src/[/]x.py name no file")
+            for n in notes
+        ), notes
+        await until(pilot, lambda: len(app.screen.query("Toast")) > 0)
+        toasts = [str(toast.render()) for toast in app.screen.query("Toast")]
+        assert any("@app/[slug]/pag.tsx, @src/[/]x.py" in toast for toast in toasts), toasts
         assert not _stored(app, UserContext)  # nothing attached
 
 

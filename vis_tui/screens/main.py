@@ -629,6 +629,7 @@ class MainScreen(Screen[None]):
                 "the request has it as plain text.",
                 title="No such file",
                 severity="warning",
+                markup=False,  # the person's own text: `[slug]` of a path is not a style
             )
 
     async def _turn(self, text: str) -> None:

@@ -120,6 +120,10 @@ async def test_a_keyword_run_says_its_keyword_and_what_it_left_out(
 async def test_no_tests_and_no_setup(tools: dict, workspace: Path) -> None:
     with pytest.raises(FileNotFoundError, match="found no test setup"):
         await tools["run_tests"].fn()
+    # a timeout of NaN or -1 stopped the run at once, and one of 0 set no limit
+    for wrong in (float("nan"), -1, 0):
+        with pytest.raises(ValueError, match="run_tests: timeout must be a positive number"):
+            await tools["run_tests"].fn(timeout=wrong)
     (workspace / "pytest.ini").write_text("[pytest]\n")
     report = await tools["run_tests"].fn()
     assert report.verdict is None and report.exit_code == 5

@@ -117,6 +117,10 @@ async def test_bad_arguments(tools: dict) -> None:
         await tools["shell"].fn("ls", cwd="nope")
     with pytest.raises(ValueError, match="timeout must be a positive number"):
         await tools["shell"].fn("ls", timeout=0)
+    # NaN passed `timeout <= 0` and stopped the command at once; "30" failed comparing str
+    for wrong in (float("nan"), "30"):
+        with pytest.raises(ValueError, match="shell: timeout must be a positive number of sec"):
+            await tools["shell"].fn("ls", timeout=wrong)
 
 
 async def test_jail_refuses_without_bubblewrap(
@@ -166,6 +170,8 @@ async def test_wait_zero_on_a_finished_command_returns_its_status(tools: dict) -
     await sh.wait(None)
     status = await sh.wait(0)  # already finished: no TimeoutError
     assert status.exit_code == 4 and status.output == "done\n"
+    with pytest.raises(ValueError, match="wait: seconds must be a number >= 0 of seconds"):
+        await sh.wait(float("nan"))  # was: "still running after nans", at once
 
 
 def test_closed_shells_leave_no_process_to_the_garbage_collector(

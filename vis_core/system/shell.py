@@ -8,6 +8,7 @@ import contextlib
 import functools
 import itertools
 import logging
+import math
 import shlex
 import time
 from collections import deque
@@ -38,6 +39,25 @@ TAIL_CHARS = 2_000
 STOP_GRACE_SECONDS = 2.0
 READ_CHUNK = 65536
 _ids = itertools.count(1)
+
+
+def time_limit(value: Any, what: str, *, zero: bool = False) -> float | None:
+    """``value``, a time limit the model gave (None: none), as seconds: a number above 0
+    (``zero``: or 0), else a ``ValueError`` naming ``what``. NaN compares false with every
+    bound: as a command's timeout it stopped the command at once, and ``"30"`` failed on a
+    comparison of str with int."""
+    if value is None:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or math.isnan(value)
+        or value < 0
+        or (value == 0 and not zero)
+    ):
+        kind = "a number >= 0" if zero else "a positive number"
+        raise ValueError(f"{what} must be {kind} of seconds or None, not {value!r}")
+    return value
 
 
 class StreamBuffer:
@@ -276,8 +296,7 @@ class ShellHandle(HostHandle):
 
     async def wait(self, seconds: float | None = 30) -> ShellStatus:
         """Wait up to ``seconds`` (None: no limit) for the command to exit and return its status."""
-        if seconds is not None and (isinstance(seconds, bool) or seconds < 0):
-            raise ValueError(f"wait: seconds must be a number >= 0 or None, got {seconds!r}")
+        seconds = time_limit(seconds, "wait: seconds", zero=True)
         if not self.running:  # exited already: wait(0) returns (after at most the drain grace)
             await self._settle()
             return self._seen_status()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from vis_core.model.activity import Activity, SymbolTag
-from vis_core.system.shell import ShellHandle
+from vis_core.system.shell import ShellHandle, time_limit
 from vis_core.tools.activities import Renders
 from vis_core.tools.context import ToolContext
 from vis_core.tools.edit import PatchResult, patch_file
@@ -111,10 +111,7 @@ def builtin_tools(ctx: ToolContext) -> list[HostTool]:
         """
         if not isinstance(command, str) or not command.strip():
             raise ValueError("shell: command must be a non-empty string such as 'pytest -q'")
-        if timeout is not None and (isinstance(timeout, bool) or timeout <= 0):
-            raise ValueError(
-                f"shell: timeout must be a positive number of seconds, not {timeout!r}"
-            )
+        timeout = time_limit(timeout, "shell: timeout")
         folder = ctx.resolve(cwd or ".", tool="shell")
         if not folder.is_dir():
             raise NotADirectoryError(f"shell: cwd {ctx.display(folder)} is not a folder")

@@ -17,6 +17,7 @@ from vis_core.model.activity import Verdict
 from vis_core.paths import find_project_root, private_dir, project_trusted
 from vis_core.small_files import small_bytes, small_text
 from vis_core.system.jail_paths import hidden_path_entries
+from vis_core.system.shell import time_limit
 from vis_core.tools.context import ToolContext
 
 if TYPE_CHECKING:
@@ -296,6 +297,7 @@ async def run_test_suite(
     timeout: float = 600,
 ) -> TestReport:
     """Run the project's tests and report them; a run longer than ``timeout`` is stopped."""
+    limit = time_limit(timeout, "run_tests: timeout")
     runner, argv = detect_runner(ctx.workspace, ctx.live_workspace)
     targets = [] if target is None else [target] if isinstance(target, str) else list(target)
     for item in targets:
@@ -318,7 +320,7 @@ async def run_test_suite(
         command,
         cwd=ctx.workspace,
         output_dir=ctx.output_dir,
-        timeout=timeout,
+        timeout=limit,
         jail_workspace=ctx.workspace if ctx.jail else None,
         jail_read_write=(ctx.output_dir,) if ctx.jail else (),
         env={"PY_COLORS": "0", "NO_COLOR": "1"},

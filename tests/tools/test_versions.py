@@ -3,11 +3,14 @@ version whose text is no longer held."""
 
 from __future__ import annotations
 
+import os
 import tracemalloc
 from pathlib import Path
 
 import pytest
 
+from vis_core.store import Store
+from vis_core.store.file_versions import SessionFileVersions
 from vis_core.tools import ToolContext
 from vis_core.tools.edit import patch_file
 from vis_core.tools.files import cat_file
@@ -76,3 +79,23 @@ async def test_reading_a_growing_file_holds_a_bounded_amount(
         tracemalloc.stop()
     await ctx.close()
     assert held < BUDGET * 1.5
+
+
+def test_a_file_whose_name_is_not_utf8_is_numbered_in_the_store(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """``cat("data\\xff.csv")``, the name as ``ls`` shows it, failed in every session with
+    "UnicodeEncodeError: ... surrogates not allowed": the store's row of its versions is keyed
+    by the path, and SQLite takes UTF-8 only. A later session numbers on from that row."""
+    name, file = "data\\xff.csv", workspace / os.fsdecode(b"data\xff.csv")
+    file.write_text("a,b\n")
+    with Store(tmp_path / "vis.db") as store:
+        sid = store.create_session(str(workspace), str(workspace)).id
+
+        def read() -> str:
+            versions = FileVersions(log=SessionFileVersions(store, sid))
+            return cat_file(ToolContext(workspace, sid, tmp_path / "o", versions=versions), name)
+
+        assert read().startswith(f"{name} @1\n1: a,b")
+        file.write_text("c,d\n")
+        assert read().startswith(f"{name} @2\n1: c,d")  # as a resumed session reads it

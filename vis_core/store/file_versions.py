@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from vis_core.store.database import Database
 from vis_core.store.writer import StoreWriter, off_the_loop
+from vis_core.text_limits import printable
 
 
 class FileVersionsMixin:
-    """Read and add the numbers and digests of the versions a session's tools showed."""
+    """Read and add the numbers and digests of the versions a session's tools showed. A path
+    whose bytes are not UTF-8 is kept as its printable text (``data\\xff.csv``, as ``ls``
+    shows it): SQLite takes UTF-8 only, and ``cat`` of such a file failed on its row."""
 
     _db: Database
     writer: StoreWriter
@@ -18,7 +21,7 @@ class FileVersionsMixin:
             rows = conn.execute(
                 "SELECT number, digest FROM file_versions WHERE session_id = ? AND path = ? "
                 "ORDER BY number",
-                (session_id, path),
+                (session_id, printable(path)),
             ).fetchall()
         return [(number, digest) for number, digest in rows]
 
@@ -29,16 +32,18 @@ class FileVersionsMixin:
         as the session no longer knows them (committed by the writer, see
         :func:`off_the_loop`)."""
 
+        shown = printable(path)
+
         def write() -> None:
             with self._db.write("record a file version") as conn:
                 conn.execute(
                     "INSERT OR REPLACE INTO file_versions (session_id, path, number, digest) "
                     "VALUES (?, ?, ?, ?)",
-                    (session_id, path, number, digest),
+                    (session_id, shown, number, digest),
                 )
                 conn.execute(
                     "DELETE FROM file_versions WHERE session_id = ? AND path = ? AND number <= ?",
-                    (session_id, path, number - keep),
+                    (session_id, shown, number - keep),
                 )
 
         off_the_loop(self.writer, "record a file version", write)

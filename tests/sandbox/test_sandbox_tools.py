@@ -70,7 +70,12 @@ async def test_text_that_cannot_be_written_fails_in_the_block_and_never_hangs(
         30,
     )
     refused, unsent, raised = result.stdout.splitlines()
-    assert refused.startswith("UnicodeEncodeError 'utf-8' codec can't encode")  # the argument
+    # the argument (os.listdir's name of a file that is not UTF-8): was a bare
+    # "UnicodeEncodeError 'utf-8' codec can't encode ..."
+    assert refused.startswith(
+        "ValueError same: an argument holds '\\\\udcff', a lone surrogate (how os.listdir()"
+    ), refused
+    assert "as ls() shows the name (e.g. 'data\\\\xff.csv')" in refused, refused
     assert unsent.startswith("VisToolError UnicodeEncodeError: 'utf-8' codec")  # the result
     assert raised == "FileNotFoundError no file x\\\\udcff"  # written out as text by the host
     assert result.error is not None and result.error.endswith("ValueError: x\\udcff\n")

@@ -337,7 +337,16 @@ class Child:
             if kind == "call"
             else HandleCall(rid, target["handle"], target["method"], encoded_args, encoded_kwargs)
         )
-        line = framed(message)  # raises here, in the block, on what cannot be written
+        try:
+            line = framed(message)  # raises here, in the block, on what cannot be written
+        except UnicodeEncodeError as exc:  # os.listdir's name of a file that is not UTF-8
+            raise ValueError(
+                f"{target.get('name') or target.get('method')}: an argument holds "
+                f"{exc.object[exc.start : exc.end]!r}, a lone surrogate (how os.listdir() and "
+                "os.walk() give a byte of a file name that is not UTF-8), which no tool call "
+                "can carry; write that byte as \\xNN text, as ls() shows the name "
+                "(e.g. 'data\\xff.csv'), which the file tools read as that byte"
+            ) from None
         if len(line) > self.message_limit:  # the host would stop this process
             raise ValueError(
                 f"the arguments of this call take {len(line):,} bytes, over the "

@@ -52,6 +52,8 @@ def test_cat_refusals(ctx: ToolContext, workspace: Path) -> None:
         cat_file(ctx, "s.txt", 5)
     with pytest.raises(ValueError, match="lines start at 1"):
         cat_file(ctx, "s.txt", 0)
+    with pytest.raises(ValueError, match=r"cat: the path 's\\x00.txt' holds a NUL character"):
+        cat_file(ctx, "s\0.txt")  # was "no file s\0.txt" (the NUL drawn as nothing)
 
 
 def test_jail_refuses_paths_outside_the_workspace(workspace: Path, tmp_path: Path) -> None:

@@ -117,6 +117,10 @@ async def test_bad_arguments(tools: dict) -> None:
         await tools["shell"].fn("ls", cwd="nope")
     with pytest.raises(ValueError, match="timeout must be a positive number"):
         await tools["shell"].fn("ls", timeout=0)
+    with pytest.raises(ValueError, match="shell: the command holds a NUL character"):
+        await tools["shell"].fn("echo a\0b")  # was "embedded null byte"
+    with pytest.raises(ValueError, match="shell: the path 'a\\\\x00b' holds a NUL"):
+        await tools["shell"].fn("ls", cwd="a\0b")
     # NaN passed `timeout <= 0` and stopped the command at once; "30" failed comparing str
     for wrong in (float("nan"), "30"):
         with pytest.raises(ValueError, match="shell: timeout must be a positive number of sec"):

@@ -111,6 +111,8 @@ def builtin_tools(ctx: ToolContext) -> list[HostTool]:
         """
         if not isinstance(command, str) or not command.strip():
             raise ValueError("shell: command must be a non-empty string such as 'pytest -q'")
+        if "\0" in command:  # was Python's own "embedded null byte"
+            raise ValueError("shell: the command holds a NUL character, which no command can")
         timeout = time_limit(timeout, "shell: timeout")
         folder = ctx.resolve(cwd or ".", tool="shell")
         if not folder.is_dir():

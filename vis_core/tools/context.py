@@ -144,6 +144,8 @@ class ToolContext:
             text = text[1:]
         if not text:
             raise ValueError(f"{tool}: the path is empty; pass a path relative to {self.workspace}")
+        if "\0" in text:  # was Python's own "embedded null byte", naming neither
+            raise ValueError(f"{tool}: the path {text!r} holds a NUL character, which no path can")
         target = Path(text).expanduser()
         if not target.is_absolute():
             target = self.workspace / target

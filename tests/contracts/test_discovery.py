@@ -92,6 +92,16 @@ def test_apropos_rejects_invalid_patterns(registry: ToolRegistry) -> None:
         apropos(registry, "(")
 
 
+def test_apropos_stops_a_pattern_that_backtracks(registry: ToolRegistry) -> None:
+    """``apropos(r"(.|.)*!")`` backtracked over every name and guide text in Vis's own
+    process, holding the GIL: `vis run` spun for minutes and did not end on SIGTERM. The
+    pattern now runs in a process of its own, killed at the time limit (here 4**17 ways
+    through "Publishing wheels")."""
+    with pytest.raises(TimeoutError, match=r"apropos: matching '\(\.\|\.\|\.\|\.\)\*!' took"):
+        apropos(registry, r"(.|.|.|.)*!", [GUIDE], seconds=0.3)
+    assert [hit.name for hit in apropos(registry, "^cat$", [GUIDE], seconds=0.3).hits] == ["cat"]
+
+
 def test_apropos_matches_guides_by_title_headings_and_problems(registry: ToolRegistry) -> None:
     for pattern in ("checklist", "signing", "publishing wheels", "tagged build"):
         hits = apropos(registry, pattern, [GUIDE]).hits

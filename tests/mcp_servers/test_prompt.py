@@ -159,14 +159,14 @@ async def test_a_server_without_a_description_is_described_by_its_instructions_f
     try:
         manager = host.mcp.manager
         assert "Description: (none configured)" in (manager.namespace_doc("fixture") or "")
-        assert manager.described_tools(re.compile("fixtures")) == []  # not connected yet
+        assert manager.described_tools(re.compile("fixtures").search) == []  # not connected yet
         host.mcp.start()
         await manager.wait_all(60)
         text = manager.namespace_doc("mcp__fixture") or ""
         assert "Description: Test fixtures for Vis. (the first line of its instructions)" in text
         assert "Description: Notes\n" in (manager.namespace_doc("notes") or "")  # configured
-        found = manager.described_tools(re.compile("fixtures"))
+        found = manager.described_tools(re.compile("fixtures").search)
         assert "mcp__fixture__echo" in found and "mcp__notes__echo" not in found
-        assert "mcp__notes__echo" in manager.described_tools(re.compile("Notes"))
+        assert "mcp__notes__echo" in manager.described_tools(re.compile("Notes").search)
     finally:
         await host.close()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -174,9 +173,9 @@ class HostMcp:
         """``doc("mcp__<server>")``: that server's description, instructions and tools."""
         return None if self._manager is None else self._manager.namespace_doc(name)
 
-    def described_tools(self, pattern: re.Pattern[str]) -> list[str]:
-        """Tools whose server's description matches ``pattern`` (for ``apropos``)."""
-        return [] if self._manager is None else self._manager.described_tools(pattern)
+    def described_tools(self, matches: Callable[[str], object]) -> list[str]:
+        """Tools whose server's description ``matches`` (for ``apropos``)."""
+        return [] if self._manager is None else self._manager.described_tools(matches)
 
     def _recall(self, manager: McpManager, session_id: str) -> None:
         """The deferred tools earlier runs of ``session_id`` declared, declared again."""

@@ -449,13 +449,13 @@ class McpManager:
             lines.append("Read one with doc(name).")
         return "\n".join(lines)
 
-    def described_tools(self, pattern: re.Pattern[str]) -> list[str]:
+    def described_tools(self, matches: Callable[[str], object]) -> list[str]:
         """Tools of the servers whose description (else the first line of their instructions)
-        matches ``pattern`` (tool search ranks a server's tools by it)."""
+        ``matches`` (tool search ranks a server's tools by it)."""
         return [
             info.name
             for conn, info, _ in self.reachable()
-            if conn.summary and pattern.search(conn.summary)
+            if conn.summary and matches(conn.summary)
         ]
 
     def prompt_section(self) -> str:

@@ -62,9 +62,10 @@ class Guide:
                 items.append(line.lstrip()[2:].strip())
         return tuple(items)
 
-    def matches(self, pattern: re.Pattern[str]) -> bool:
-        texts = (self.name, self.title, self.opening, *self.headings, *self.problems)
-        return any(pattern.search(text) for text in texts)
+    @property
+    def texts(self) -> tuple[str, ...]:
+        """What ``apropos`` searches: the name, title, opening, headings and problems."""
+        return (self.name, self.title, self.opening, *self.headings, *self.problems)
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,7 @@ class AproposResult:
 
 
 SUMMARY_CHARS = 160  # an apropos hit's summary, at most
+SEARCH_SECONDS = 5.0  # an apropos pattern's search, at most (a plain one takes milliseconds)
 
 
 def _summary(text: str) -> str:
@@ -127,12 +129,16 @@ def apropos(
     registry: ToolRegistry,
     pattern: str,
     guides: Iterable[Guide] = (),
-    described: Callable[[re.Pattern[str]], list[str]] | None = None,
+    described: Callable[[Callable[[str], bool]], list[str]] | None = None,
+    seconds: float = SEARCH_SECONDS,
 ) -> AproposResult:
     """Public tool names matching ``pattern`` (a regex, ignoring case) in manifest order, with
     the tools ``described`` names (MCP tools whose server's description matches) added and
     ranked before the other MCP tools, then guides and skills by title, opening, headings and
-    ``When to use`` problems."""
+    ``When to use`` problems. The pattern is the model's: it runs in a process of its own, for
+    at most ``seconds`` (:func:`~vis_core.tools.search.found_in_time`)."""
+    from vis_core.tools.search import found_in_time  # a process: only when apropos is called
+
     if not isinstance(pattern, str):
         raise TypeError(
             f"apropos(pattern) takes a regular expression string, got {type(pattern).__name__}"
@@ -144,13 +150,19 @@ def apropos(
             f"apropos: {pattern!r} is not a valid regular expression ({exc}); "
             "escape special characters, e.g. with re.escape()"
         ) from None
-    hits = [
-        AproposHit(tool.name, "tool", _summary(tool.description))
-        for tool in registry
-        if not tool.is_hidden and not tool.name.startswith("_") and compiled.search(tool.name)
-    ]
+    tools = [tool for tool in registry if not tool.is_hidden and not tool.name.startswith("_")]
+    guides = list(guides)
+    with found_in_time(compiled, seconds, "apropos") as found:
+        texts = [tool.name for tool in tools] + [text for guide in guides for text in guide.texts]
+        matched = iter(found(texts))
+        hits = [
+            AproposHit(tool.name, "tool", _summary(tool.description))
+            for tool in tools
+            if next(matched)
+        ]
+        shown = [guide for guide in guides if any([next(matched) for _ in guide.texts])]
+        ranked = described(lambda text: found([text])[0]) if described is not None else []
     if described is not None:
-        ranked = described(compiled)
         named = {hit.name for hit in hits}
         for name in ranked:
             tool = registry.get(name)
@@ -161,11 +173,7 @@ def apropos(
         first = set(ranked)
         mcp = {tool.name for tool in registry if tool.owner == "mcp"}
         hits.sort(key=lambda hit: hit.name in mcp and hit.name not in first)
-    hits += [
-        AproposHit(guide.name, str(guide.kind), guide.title)
-        for guide in guides
-        if guide.matches(compiled)
-    ]
+    hits += [AproposHit(guide.name, str(guide.kind), guide.title) for guide in shown]
     return AproposResult(pattern, tuple(hits))
 
 
@@ -261,7 +269,7 @@ def discovery_tools(
     registry: Callable[[], ToolRegistry],
     guides: Callable[[], Iterable[Guide]] | None = None,
     found: Callable[[list[str]], None] | None = None,
-    described: Callable[[re.Pattern[str]], list[str]] | None = None,
+    described: Callable[[Callable[[str], bool]], list[str]] | None = None,
     namespace_doc: Callable[[str], str | None] | None = None,
 ) -> list[HostTool]:
     """The ``apropos`` and ``doc`` host tools over the registry (and guides) of a session;

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -120,6 +121,38 @@ class Matcher:
                     stream.close()
                 except OSError:
                     continue  # a broken pipe to a killed process: nothing left to flush
+
+
+@contextlib.contextmanager
+def found_in_time(
+    pattern: re.Pattern[str], seconds: float, tool: str
+) -> Iterator[Callable[[Sequence[str]], list[bool]]]:
+    """A function that tells, for each text, whether ``pattern`` finds something in it (a line
+    break in a text read as a space), searched in the pattern's own process, which is killed
+    after ``seconds``: searched in Vis's, a pattern with nested repetition held its
+    interpreter, and the GIL, for as long as it backtracked (the app froze, Ctrl+C and
+    SIGTERM waited), for ``apropos(r"(.|.)*!")`` hours."""
+    matcher = Matcher(pattern)
+    timer = threading.Timer(seconds, matcher.close)
+    timer.start()
+
+    def found(texts: Sequence[str]) -> list[bool]:
+        joined = "\n".join(" ".join(text.splitlines()) for text in texts)
+        try:
+            hits = set(matcher.lines(joined.encode("utf-8", "surrogateescape")))
+        except MatcherStopped:
+            raise TimeoutError(
+                f"{tool}: matching {pattern.pattern!r} took longer than {seconds:g} s and was "
+                "stopped; a pattern with nested repetition such as (a+)+ can take that long: "
+                "simplify it"
+            ) from None
+        return [n in hits for n in range(len(texts))]
+
+    try:
+        yield found
+    finally:
+        timer.cancel()
+        matcher.close()
 
 
 async def in_time(ctx: ToolContext, query: Query, work: Callable[[Matcher], T]) -> T:

@@ -247,6 +247,8 @@ def test_a_taken_label_and_a_second_draft_of_a_session_are_refused(
         drafts.create(repo, "s3", "../x")
     with pytest.raises(DraftError, match="not usable"):  # the rule's '$' let a final \n pass
         check_label("fix\n")
+    with pytest.raises(DraftError, match="draft label 5 is not usable"):
+        drafts.create(repo, "s3", 5)  # type: ignore[arg-type]  # was re's TypeError
 
 
 def test_hooks_see_the_spec_arguments_and_a_commit_guard_refuses_approval(

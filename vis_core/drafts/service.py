@@ -43,7 +43,14 @@ def _counted(counts: tuple[int, int] | None) -> str:
 
 
 def check_label(label: str) -> str:
-    if not _LABEL.fullmatch(label) or label.endswith(".lock") or ".." in label:
+    """``label`` as a draft's (its branch is ``vis/draft/<label>``), or a :class:`DraftError`
+    that says which labels are (not a str was re's "expected string or bytes-like object")."""
+    if (
+        not isinstance(label, str)
+        or not _LABEL.fullmatch(label)
+        or label.endswith(".lock")
+        or ".." in label
+    ):
         raise DraftError(
             f"draft label {label!r} is not usable: use up to 40 letters, digits, '.', '_' or "
             "'-', starting with a letter or digit"

@@ -32,11 +32,16 @@ from vis_core.model.block import FileChange, FileChangeKind
 from vis_core.model.undo import NOT_KEPT, FolderTooBig, Listed, Scan
 from vis_core.text_limits import printable
 from vis_core.tools.checkpoints import Checkpoint, Checkpoints, Listing, file_states, listed
+from vis_core.tools.patching import matching_steps
 
 if TYPE_CHECKING:
     from vis_core.tools.beneath import Beneath
 
 MAX_DIFF_INPUT = 512 * 1024  # bytes of one side above which no diff is made
+# pairs of equal lines one file's diff may look through at its first search (matching_steps;
+# the largest source files take 60 K): each later search walks them again, so 20,000 lines of
+# 100 values, each 1% of them, took 89 s of Vis's CPU after the block that wrote them
+MAX_DIFF_STEPS = 200_000
 MAX_DIFF_LINES = 400  # lines of one file's diff kept; the rest is counted
 MAX_DIFF_CHARS = 40_000
 MAX_FILES = 200  # files listed per block; more are counted in the last one's note
@@ -280,10 +285,13 @@ def file_change(rel: str, kind: FileChangeKind, old: bytes | None, new: bytes | 
         large = any(d is not None and len(d) > MAX_DIFF_INPUT for d in (old, new))
         note = "not kept: no diff" if unknown else "too large to diff" if large else "binary"
         return FileChange(rel, kind, note=note)
+    old_lines, new_lines = old_text.splitlines(keepends=True), new_text.splitlines(keepends=True)
+    if matching_steps(old_lines, new_lines, autojunk=True) > MAX_DIFF_STEPS:
+        return FileChange(rel, kind, note="too repetitive to diff")
     lines = list(
         difflib.unified_diff(
-            old_text.splitlines(keepends=True),
-            new_text.splitlines(keepends=True),
+            old_lines,
+            new_lines,
             fromfile=f"a/{rel}" if kind is not FileChangeKind.CREATED else "/dev/null",
             tofile=f"b/{rel}" if kind is not FileChangeKind.REMOVED else "/dev/null",
             n=3,

@@ -13,7 +13,7 @@ from vis_core.tools.pycheck import describe
 
 CONTEXT_LINES = 3
 # Steps of the search that moves edits onto a changed file, at most: the pairs of equal lines
-# (read, now) it looks through, 0.2 µs each in Python (a second's work per 5 M).
+# (read, now) it looks through, 0.2 µs each in Python (a big source file takes about 1 M).
 MAX_REBASE_STEPS = 10_000_000
 
 
@@ -112,21 +112,57 @@ def check_ranges(edits: list[Edit], line_count: int, label: str, version: int) -
             )
 
 
+class _TooMuch(Exception):
+    """The matcher's steps ran out."""
+
+
+class _Bounded(difflib.SequenceMatcher):
+    """A SequenceMatcher (no junk) that stops with :class:`_TooMuch` once the pairs of equal
+    lines its searches look through pass ``steps``: each search walks every line of ``b`` equal
+    to each of ``a``'s, once per block it finds, so lines repeated throughout cost minutes."""
+
+    def __init__(self, a: Sequence[str], b: Sequence[str], steps: int) -> None:
+        super().__init__(None, a, b, autojunk=False)
+        self.steps = steps
+        self._a, self._counts = a, Counter(b)  # the lengths of difflib's b2j, without junk
+
+    def find_longest_match(
+        self, alo: int = 0, ahi: int | None = None, blo: int = 0, bhi: int | None = None
+    ) -> difflib.Match:
+        end = len(self._a) if ahi is None else ahi
+        self.steps -= sum(self._counts[line] for line in self._a[alo:end])
+        if self.steps < 0:
+            raise _TooMuch
+        return super().find_longest_match(alo, ahi, blo, bhi)  # type: ignore[arg-type]
+
+
+def matching_steps(a: Sequence[str], b: Sequence[str], *, autojunk: bool) -> int:
+    """The pairs of equal lines of ``a`` and ``b`` that ``difflib.SequenceMatcher`` looks
+    through (with ``autojunk``, as difflib does, not a line of ``b`` that 1% of its 200 or more
+    lines are): its work grows with them, about 0.2 µs each."""
+    counts = Counter(b)
+    if autojunk and len(b) >= 200:
+        popular = len(b) // 100 + 1
+        counts = Counter({line: n for line, n in counts.items() if n <= popular})
+    return sum(counts[line] for line in a)
+
+
 def rebase(edits: list[Edit], seen: list[str], now: list[str], label: str) -> list[Edit]:
     """Move edits written against ``seen`` onto ``now``; refuse if an edited line changed, or
-    if the search would take more than :data:`MAX_REBASE_STEPS`: it looks through every pair of
-    equal lines, so a file of 6,000 equal lines took 11 s of Vis's CPU (one of 100,000 would
-    take hours, in a thread no Esc stops)."""
-    counts = Counter(now)
-    if sum(counts[line] for line in seen) > MAX_REBASE_STEPS:
+    once the matcher's searches looked through :data:`MAX_REBASE_STEPS` pairs of equal lines
+    (:class:`_Bounded`): 6,000 equal lines took 11 s of Vis's CPU, 7,000 lines of 100 values
+    6 s, and one of 100,000 lines would take hours, in a thread no Esc stops."""
+    matcher = _Bounded(seen, now, MAX_REBASE_STEPS)
+    try:
+        blocks = matcher.get_matching_blocks()
+    except _TooMuch:
         raise PatchError(
             f"patch: {label} changed since you read it, and repeats its lines so often that "
             "moving your edits onto it would take minutes; read it again with cat() and redo "
             "the edit against the new version"
-        )
-    matcher = difflib.SequenceMatcher(None, seen, now, autojunk=False)
+        ) from None
     moved: list[int] = [-1] * len(seen)
-    for a, b, size in matcher.get_matching_blocks():
+    for a, b, size in blocks:
         for k in range(size):
             moved[a + k] = b + k
     out: list[Edit] = []

@@ -57,6 +57,7 @@ def test_each_key_form_becomes_its_spans(key: str, spans: list[tuple[int, int, i
         ("undo", "there is no inline undo"),
         ("+t1", "there is no inline undo"),
         ("turn 2", "is not a key"),
+        ("t" + "9" * 5000, "is not a key"),  # was int()'s "Exceeds the limit (4300 digits)"
         ("t3/i3-i1", "ends before it starts"),
         ("t3-t1", "the range t3-t1 ends before it starts"),
         ("t2-t9", "there is no turn t5 (the turns are t1-t4)"),

@@ -14,10 +14,12 @@ from vis_core.model.notes import runs_of
 
 # One part of a key. ``-tN`` / ``-tN/iM``: everything through; ``tN``: a turn; ``tA-tB``: the
 # turns A to B; ``tN/iA-iB``: a range; ``tN/iA-``: settled steps since iA; ``tN/iA``: one iteration.
+# A number has at most 9 digits: one of 5,000 failed in int() with Python's "Exceeds the limit
+# (4300 digits) for integer string conversion".
 _PART = re.compile(
-    r"^(?:-t(?P<through>\d+)(?:/i(?P<through_iter>\d+))?"
-    r"|t(?P<from_turn>\d+)-t(?P<to_turn>\d+)"
-    r"|t(?P<turn>\d+)(?:/i(?P<first>\d+)(?P<dash>-(?:i(?P<last>\d+))?)?)?)$"
+    r"^(?:-t(?P<through>\d{1,9})(?:/i(?P<through_iter>\d{1,9}))?"
+    r"|t(?P<from_turn>\d{1,9})-t(?P<to_turn>\d{1,9})"
+    r"|t(?P<turn>\d{1,9})(?:/i(?P<first>\d{1,9})(?P<dash>-(?:i(?P<last>\d{1,9}))?)?)?)$"
 )
 _UNDO_WORDS = frozenset({"undo", "unfold", "restore", "revert"})
 

@@ -57,6 +57,8 @@ def test_an_entry_copied_from_other_clients_works_unchanged() -> None:
         ("s", {"command": "x", "args": "-y pkg"}, "'args' must be a list of strings"),
         ("s", {"url": "ftp://h"}, "http:// or https://"),
         ("s", {"command": "x", "timeout": 0}, "positive number"),
+        ("s", {"command": "x", "timeout": float("nan")}, "positive number"),  # json reads NaN
+        ("s", {"command": "x", "timeout": float("inf")}, "positive number"),
         ("s", {"command": "x", "exposure": "loud"}, "codemode, deferred, direct, hidden"),
         ("s", {"command": "x", "enabled": "no"}, "true or false"),
         ("s", {"command": "x", "env": {"A": 1}}, "object of strings"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -205,7 +206,11 @@ def parse_entry(name: Any, raw: Any, *, source: Source, origin: str) -> ServerCo
         fields["headers"] = _string_map(raw.get("headers", {}), "'headers'")
         fields["oauth"] = parse_oauth(raw.get("oauth"))
     timeout = raw.get("timeout", DEFAULT_TIMEOUT)
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not 0 < timeout < math.inf  # json reads NaN and Infinity, which compare oddly
+    ):
         raise ValueError("'timeout' must be a positive number of seconds")
     enabled = raw.get("enabled", True)
     if not isinstance(enabled, bool):

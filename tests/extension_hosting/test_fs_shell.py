@@ -87,6 +87,9 @@ def test_shell_rejects_bad_specs(cwd: Path) -> None:
         vis.shell({"cwd": "."})
     with pytest.raises(NotADirectoryError):
         vis.shell({"command": "true", "cwd": "missing"})
+    for timeout in (0, -1, float("nan"), "30", True):  # NaN passed: it compares false
+        with pytest.raises(ValueError, match="'timeout' must be a positive number of seconds"):
+            vis.shell({"command": "true", "timeout": timeout})
 
 
 def test_jailed_shell_without_the_jail_ignores_its_options(cwd: Path, tmp_path: Path) -> None:

@@ -303,8 +303,8 @@ def _spec(spec: dict[str, Any] | str, allowed: frozenset[str], what: str) -> dic
     ):
         raise ValueError(f"{what}: 'env' must map names to text values")
     timeout = spec.get("timeout")
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
+    if timeout is not None and (  # "not > 0": NaN compares false with every bound
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
     ):
         raise ValueError(f"{what}: 'timeout' must be a positive number of seconds")
     cwd_value = spec.get("cwd")

@@ -186,6 +186,8 @@ def test_a_filename_that_names_no_file_is_refused_by_name(
     with pytest.raises(TypeError, match="the filename must be a str, not int"):
         vis.attach(b"data", 7)  # type: ignore[arg-type]
     assert vis.list_attachments() == []
+    with pytest.raises(TypeError, match="the filename must be a str, not int"):
+        vis.list_attachments(5)  # type: ignore[arg-type]  # was [] (no file is named 5)
 
 
 def test_figures_become_png_and_types_fall_back_to_the_name(memory: None) -> None:

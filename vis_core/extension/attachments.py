@@ -268,6 +268,10 @@ def _target(target: Any) -> str:
 
 def list_attachments(filename: str | None = None) -> list[dict[str, Any]]:
     """Every attachment (every version of ``filename`` when given), oldest first."""
+    if filename is not None and not isinstance(filename, str):
+        raise TypeError(
+            f"vis.list_attachments(): the filename must be a str, not {type(filename).__name__}"
+        )
     return current_runtime().attachment_list(filename)
 
 

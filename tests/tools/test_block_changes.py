@@ -13,6 +13,7 @@ from vis_core.tools.block_changes import (
     MAX_BLOCK_DIFF_CHARS,
     MAX_DIFF_INPUT,
     MAX_DIFF_LINES,
+    TIME_LEFT_OUT,
     BlockChanges,
 )
 from vis_core.tools.checkpoints import Checkpoints
@@ -75,6 +76,26 @@ def test_binary_and_huge_files_are_named_not_diffed(tmp_path: Path) -> None:
     many = changes["many.txt"]
     assert many.diff.count("\n") == MAX_DIFF_LINES and many.note.startswith("diff cut:")
     assert many.added == MAX_DIFF_LINES * 2  # counted whole
+
+
+def test_a_blocks_diffs_together_look_through_a_bounded_number_of_lines(tmp_path: Path) -> None:
+    """Each file's diff is bounded, and so is their sum: a block writing 200 files at the
+    bound of each took minutes of Vis's CPU. Past it, a file is listed with its note."""
+    ws, _ = _turn(tmp_path)
+    watch = BlockChanges(Checkpoints(ws, tmp_path / "points"), "t2", diff_steps=250)
+    watch.start()
+    for name in ("f1.txt", "f2.txt", "f3.txt"):  # 100 lines each: 100 pairs of equal lines
+        (ws / name).write_text("".join(f"{name} {n}\n" for n in range(100)))
+    watch.finish()
+    watch.start()
+    for name in ("f1.txt", "f2.txt", "f3.txt"):
+        (ws / name).write_text("".join(f"{name} {n}\n" for n in range(100)) + "end\n")
+    changes = {c.path: c for c in watch.finish()}
+    assert changes["f1.txt"].diff and changes["f2.txt"].diff  # 200 of the 250
+    assert changes["f3.txt"].note == TIME_LEFT_OUT and changes["f3.txt"].diff == ""
+    watch.start()
+    (ws / "f3.txt").write_text("new\n")
+    assert "+new" in watch.finish()[0].diff  # each block has its own
 
 
 def test_a_block_writing_many_large_files_keeps_a_bounded_row(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ running changed since its last block (``vis_core.agent.background_files``), the 
 from __future__ import annotations
 
 import difflib
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from vis_core.model.block import FileChange, FileChangeKind
@@ -42,11 +42,14 @@ MAX_DIFF_INPUT = 512 * 1024  # bytes of one side above which no diff is made
 # the largest source files take 60 K): each later search walks them again, so 20,000 lines of
 # 100 values, each 1% of them, took 89 s of Vis's CPU after the block that wrote them
 MAX_DIFF_STEPS = 200_000
+# of all one block's file diffs together: 200 files at the bound of each took minutes
+MAX_BLOCK_DIFF_STEPS = 2_000_000
 MAX_DIFF_LINES = 400  # lines of one file's diff kept; the rest is counted
 MAX_DIFF_CHARS = 40_000
 MAX_FILES = 200  # files listed per block; more are counted in the last one's note
 MAX_BLOCK_DIFF_CHARS = 400_000  # of all one block's diffs; past it a file's diff is left out
 LEFT_OUT = f"diff left out: this block's diffs passed {MAX_BLOCK_DIFF_CHARS:,} characters"
+TIME_LEFT_OUT = "diff left out: this block's other diffs took the time for diffs"
 LOST = f"/undo cannot restore it ({NOT_KEPT})"
 LINKS_LOST = "/undo cannot restore it (the workspace holds more links than a checkpoint records)"
 # what a block's result says when the workspace was too big to list after it, or before it
@@ -65,9 +68,12 @@ LISTED_AGAIN = (
 class BlockChanges:
     """Follows one turn's workspace from block to block (made anew for each turn)."""
 
-    def __init__(self, checkpoints: Checkpoints, turn_id: str) -> None:
+    def __init__(
+        self, checkpoints: Checkpoints, turn_id: str, diff_steps: int = MAX_BLOCK_DIFF_STEPS
+    ) -> None:
         self.checkpoints = checkpoints
         self.turn_id = turn_id
+        self.diff_steps = diff_steps  # what each block's file diffs look through together
         self._stats: Listing | None = None
         self._links: dict[str, str] = {}  # the links before the block: path, target
         self._links_lost = False  # the turn's checkpoint recorded no links: /undo has none
@@ -146,6 +152,7 @@ class BlockChanges:
         links_note = LINKS_LOST if links_lost else ""
         changes: list[FileChange] = []
         room = MAX_BLOCK_DIFF_CHARS  # what the block's row keeps of its diffs, all files
+        self._diff_steps = DiffSteps(self.diff_steps)
         for rel in touched[:MAX_FILES]:
             if rel in links or rel in links_before:
                 changes.append(self._link_change(rel, before, now, links_before, links, links_note))
@@ -165,7 +172,7 @@ class BlockChanges:
             )
             if kind is FileChangeKind.CHANGED and old is not None and old == new and not moved:
                 continue  # touched, same bytes
-            change = file_change(rel, kind, old, new)
+            change = file_change(rel, kind, old, new, self._diff_steps)
             if len(change.diff) > room:
                 change = replace(change, diff="", note=LEFT_OUT)
             room -= len(change.diff)
@@ -194,7 +201,7 @@ class BlockChanges:
         if rel in now:  # a link replaced by a file
             new = self._read(rel)
             self._after[rel] = new
-            change = file_change(rel, FileChangeKind.CHANGED, b"", new)
+            change = file_change(rel, FileChangeKind.CHANGED, b"", new, self._diff_steps)
             note = _joined(f"was a link to {shown(was or '')}", change.note, lost)
             return replace(change, note=note)
         self._after.pop(rel, None)
@@ -276,9 +283,24 @@ def _text(data: bytes | None) -> str | None:
         return None
 
 
-def file_change(rel: str, kind: FileChangeKind, old: bytes | None, new: bytes | None) -> FileChange:
+@dataclass
+class DiffSteps:
+    """Pairs of equal lines (:func:`matching_steps`) a block's file diffs may still look
+    through, all of its files together."""
+
+    left: int
+
+
+def file_change(
+    rel: str,
+    kind: FileChangeKind,
+    old: bytes | None,
+    new: bytes | None,
+    steps: DiffSteps | None = None,
+) -> FileChange:
     """The change of ``rel`` from ``old`` to ``new`` bytes (None: not known), diffed when
-    both sides are text of a bounded size."""
+    both sides are text of a bounded size, whose diff looks through a bounded number of
+    pairs of equal lines (``steps``: and within what the block's other diffs left)."""
     old_text, new_text = _text(old), _text(new)
     if old_text is None or new_text is None:
         unknown = old is None or new is None
@@ -286,8 +308,13 @@ def file_change(rel: str, kind: FileChangeKind, old: bytes | None, new: bytes | 
         note = "not kept: no diff" if unknown else "too large to diff" if large else "binary"
         return FileChange(rel, kind, note=note)
     old_lines, new_lines = old_text.splitlines(keepends=True), new_text.splitlines(keepends=True)
-    if matching_steps(old_lines, new_lines, autojunk=True) > MAX_DIFF_STEPS:
+    needed = matching_steps(old_lines, new_lines, autojunk=True)
+    if needed > MAX_DIFF_STEPS:
         return FileChange(rel, kind, note="too repetitive to diff")
+    if steps is not None:
+        if needed > steps.left:
+            return FileChange(rel, kind, note=TIME_LEFT_OUT)
+        steps.left -= needed
     lines = list(
         difflib.unified_diff(
             old_lines,

@@ -32,6 +32,7 @@ from .wire_servers import (
     WireToolCall,
     llama_cpp_python_checks,
     openai_error,
+    openai_frames,
     openai_reply,
 )
 
@@ -76,6 +77,61 @@ async def test_literal_control_characters_in_arguments_are_read(
     [got] = calls_of(await collect(provider_at()))
     assert got.arguments == {"code": "for i in range(2):\n\tprint(i)\n"}
     assert got.problem == ""
+
+
+def tool_chunk(index: int, arguments: str, call_id: str = "") -> dict:
+    """A chunk with one tool-call piece; ``call_id`` opens the call, naming it."""
+    part: dict = {"index": index, "function": {"arguments": arguments}}
+    if call_id:
+        part = {**part, "id": call_id, "type": "function"}
+        part["function"] = {"name": "python_execution", "arguments": arguments}
+    return {"choices": [{"index": 0, "delta": {"tool_calls": [part]}, "finish_reason": None}]}
+
+
+FINISH_TOOL_CALLS = {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}
+
+
+async def test_a_placeholder_then_the_whole_arguments_are_the_arguments(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    """Gemini's compatible API sends ``{}`` and then the whole arguments: Vis read
+    ``{}{"code": "1"}`` and refused the call as invalid JSON."""
+    chunks = [tool_chunk(0, "{}", "call_1"), tool_chunk(0, '{"code": "1"}'), FINISH_TOOL_CALLS]
+    wire_server.reply(WireReply(frames=openai_frames(chunks)))
+    events = await collect(provider_at())
+    assert calls_of(events) == [ToolCall("call_1", "python_execution", {"code": "1"})]
+
+
+async def test_calls_interleaved_by_index_and_a_character_split_between_packets(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    text = 'data: {"choices": [{"index": 0, "delta": {"content": "日本"}}]}\n\n'.encode()
+    split = text.index("本".encode()) + 1
+    chunks = [
+        tool_chunk(0, '{"code": ', "call_a"),
+        tool_chunk(1, '{"code": ', "call_b"),
+        tool_chunk(1, '"b"}'),
+        tool_chunk(0, '"a"}'),
+        FINISH_TOOL_CALLS,
+    ]
+    wire_server.reply(WireReply(frames=(text[:split], text[split:], *openai_frames(chunks))))
+    events = await collect(provider_at())
+    assert TextDelta("日本") in events
+    assert calls_of(events) == [
+        ToolCall("call_a", "python_execution", {"code": "a"}),
+        ToolCall("call_b", "python_execution", {"code": "b"}),
+    ]
+
+
+async def test_an_empty_data_line_is_no_event(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    """Some servers and proxies keep a stream alive with ``data:`` and nothing after it: Vis
+    failed the turn on 'an event that is not valid JSON'."""
+    frames = openai_reply("fine").frames
+    wire_server.reply(WireReply(frames=(frames[0], "data:\n\n", "data: \n\n", *frames[1:])))
+    events = await collect(provider_at())
+    assert events[0] == TextDelta("fine") and events[-1] == ResponseDone("end_turn")
 
 
 async def test_invalid_arguments_keep_the_raw_text_and_say_what_is_wrong(
@@ -480,6 +536,21 @@ async def test_an_html_error_page_is_shown_as_its_words(
     assert str(failure.value) == (
         "local request failed (HTTP 502): 502 Bad Gateway nginx/1.18.0 (Ubuntu)"
     )
+    assert failure.value.retryable
+
+
+async def test_an_error_body_with_200_is_the_servers_error(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    """A server that fails yet answers 200 with ``{"error": ...}`` (LM Studio, proxies): Vis
+    called it a malformed stream and told the person to check base_url. An HTTP status as
+    its code is retried as an error event's is (tests/providers/test_hostile_streams.py has
+    the error given as text)."""
+    wire_server.reply(WireReply(body={"error": {"message": "model is loading", "code": 503}}))
+    with pytest.raises(ProviderError) as failure:
+        await collect(provider_at(name="local"))
+    server = f"The model server at {wire_server.openai_base_url} (provider local)"
+    assert str(failure.value) == f"{server} answered with an error (code 503): model is loading"
     assert failure.value.retryable
 
 

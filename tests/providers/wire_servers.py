@@ -50,7 +50,7 @@ class WireReply:
     """
 
     status: int = 200
-    frames: tuple[str, ...] = ()
+    frames: tuple[str | bytes, ...] = ()  # bytes: sent as they are (half a character, say)
     body: Any = None
     headers: tuple[tuple[str, str], ...] = ()
     delay: float = 0.0
@@ -150,7 +150,7 @@ class _Handler(BaseHTTPRequestHandler):
                 wire._closing.wait(reply.stall)  # a closing server ends its stalls
                 with wire._lock:
                     wire.stalls_ended += 1
-            data = frame.encode()
+            data = frame if isinstance(frame, bytes) else frame.encode()
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
         if reply.forever is not None:

@@ -34,6 +34,7 @@ from vis_core.providers.openai_answer import (
     AnswerReader,
     text_or_none,
     whole_answer,
+    whole_error,
 )
 from vis_core.providers.openai_form import RequestForm, fallback
 from vis_core.providers.openai_responses import response_events, usage_of, wants_responses
@@ -306,16 +307,20 @@ class OpenAIProvider(SdkProvider):
             usage=estimated_usage(request, answered_chars),
         )
 
-    async def _whole(self, kind: str, body: str, spy: Any) -> AsyncIterator[Any]:
+    async def _whole(self, kind: str, body: str, spy: Any, request: Any) -> AsyncIterator[Any]:
         """A page sent instead of a stream: a whole ``chat.completion`` (the server ignored
-        ``stream: true``) is read as the one chunk that would stream it; anything else is
-        refused, naming what came."""
+        ``stream: true``) is read as the one chunk that would stream it; an error body is
+        the error an error event in the stream would be; anything else is refused, naming
+        what came."""
+        sdk, _, _ = self._sdk()
+        failure = whole_error(body) if "json" in kind else None
+        if failure is not None:
+            raise sdk.APIError(failure[0], request, body=failure[1])
         chunk = whole_answer(body) if "json" in kind else None
         if chunk is None:
             raise self.not_a_stream(kind, body)
         if isinstance(spy, GuardedDecoder):
             spy.last = body  # what an error reading it quotes
-        sdk, _, _ = self._sdk()
         yield sdk.types.chat.ChatCompletionChunk.construct(**chunk)
 
     async def _events(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
@@ -343,7 +348,9 @@ class OpenAIProvider(SdkProvider):
         try:
             async with stream:
                 page = await self.page(stream, self.response_cap(request))
-                chunks = stream if page is None else self._whole(*page, spy)
+                chunks = (
+                    stream if page is None else self._whole(*page, spy, stream.response.request)
+                )
                 async for chunk in chunks:
                     if chunk.usage is not None:
                         usage = usage_of(chunk.usage, "prompt_tokens", "completion_tokens")

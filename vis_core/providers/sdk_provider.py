@@ -69,6 +69,7 @@ class ResponseMeter:
 class GuardedDecoder:
     """Wraps an async SDK client's SSE decoder: the response's bytes count against its
     :class:`ResponseMeter` (set on it once the stream is made), and ``seen`` hears of each event.
+    An event with neither data nor a name carries nothing and is passed over.
 
     Once ``seen`` marks the response ``finished`` (its answer is complete), a connection that
     breaks before the rest (usage, the end marker) ends the events as if the server had
@@ -102,6 +103,8 @@ class GuardedDecoder:
         inner = self._inner.aiter_bytes(self._counted(iterator))
         try:
             async for sse in inner:
+                if not sse.data and not sse.event:
+                    continue  # an empty ``data:`` line, a keep-alive some servers send
                 self.last = sse.data
                 self.seen(sse)
                 yield sse

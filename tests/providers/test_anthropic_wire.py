@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 
@@ -103,6 +104,25 @@ async def test_tool_use_input_is_accumulated(
     assert started[-1][0] < next(i for i, e in enumerate(events) if isinstance(e, ToolCallReady))
     assert text_of(events) == "I'll list it."
     assert events[-1] == ResponseDone("tool_use")
+
+
+async def test_a_tool_input_given_whole_at_the_blocks_start_is_the_input(
+    wire_server: WireServer, provider_at: Callable[..., AnthropicProvider]
+) -> None:
+    """A compatible server may give a call's whole input in its content_block_start and
+    stream no delta (the SDK reads the block so): Vis ran the call with no arguments."""
+    arguments = {"code": "print('é')"}
+    frames = anthropic_reply(tool_calls=[WireToolCall("toolu_1", "python_execution")]).frames
+    frames = tuple(
+        f.replace('"input": {}', f'"input": {json.dumps(arguments)}')
+        for f in frames
+        if "input_json_delta" not in f
+    )
+    wire_server.reply(WireReply(frames=frames))
+    events = await collect(provider_at())
+    assert [e.call for e in events if isinstance(e, ToolCallReady)] == [
+        ToolCall("toolu_1", "python_execution", arguments)
+    ]
 
 
 async def test_request_body_maps_tool_results_and_caches(

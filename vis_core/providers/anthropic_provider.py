@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
@@ -200,7 +201,8 @@ class AnthropicProvider(SdkProvider):
 
     Tool calls are handed out when the message ends, so a call cut by ``max_tokens`` is
     known as cut; a stream that closes without ``message_stop`` is an error, unless it
-    closed after the stop reason (the answer is whole).
+    closed after the stop reason (the answer is whole). A call's input is what its deltas
+    stream, else the input its block started with (as the SDK reads a block).
     """
 
     decoder = _StopSpy
@@ -228,6 +230,7 @@ class AnthropicProvider(SdkProvider):
         finished = False
         out_chars = 0
         tools: dict[int, tuple[str, str, list[str]]] = {}  # index → (id, name, json pieces)
+        given: dict[int, str] = {}  # index → the input a tool_use block started with, as JSON
         ready: list[tuple[str, str, str]] = []  # (id, name, arguments) of finished blocks
         options = self.model_options(request.model)
         budget = self.thinking_budget(request.model, options)
@@ -246,6 +249,8 @@ class AnthropicProvider(SdkProvider):
                         block = event.content_block
                         if block.type == "tool_use":
                             tools[event.index] = (block.id, block.name, [])
+                            if block.input:  # a compatible server's whole input, no deltas
+                                given[event.index] = json.dumps(block.input, ensure_ascii=False)
                             yield ToolCallStarted(block.name)
                         elif block.type == "redacted_thinking":
                             yield ThinkingDelta(redacted=block.data)
@@ -263,7 +268,8 @@ class AnthropicProvider(SdkProvider):
                             out_chars += len(delta.partial_json)
                     elif kind == "content_block_stop" and event.index in tools:
                         call_id, name, pieces = tools.pop(event.index)
-                        ready.append((call_id, name, "".join(pieces)))
+                        arguments = "".join(pieces) or given.get(event.index, "")
+                        ready.append((call_id, name, arguments))
                     elif kind == "message_delta":
                         usage.update(_usage(event.usage))
                         if event.delta.stop_reason:

@@ -188,6 +188,19 @@ def test_tool_names_two_servers_make_alike_are_hashed_too() -> None:
     assert names["a", "d"] == "mcp__a__d"
 
 
+def test_tool_names_past_the_apis_limit_are_cut_to_fit_and_stay_apart() -> None:
+    """OpenAI and Anthropic refuse a tool name over 64 characters: a direct tool of a long
+    server and tool name failed every request of the session with HTTP 400."""
+    long = "add_pull_request_review_comment_to_pending_review"
+    pairs = [("github-enterprise", long), ("github-enterprise", long + "_2"), ("gh", long)]
+    names = tool_names(pairs)
+    assert names["gh", long] == f"mcp__gh__{long}"  # 58 characters: kept whole
+    cut = [names["github-enterprise", long], names["github-enterprise", long + "_2"]]
+    assert all(len(name) == 64 and name.isidentifier() for name in cut)
+    assert cut[0] != cut[1] and cut[0].startswith("mcp__github_enterprise__add_pull")
+    assert tool_names(pairs) == names  # the same names every time
+
+
 def test_stdio_entry_uses_one_executable() -> None:
     entry = _entry("py", {"command": sys.executable, "args": ["-V"], "cwd": "~/x"})
     assert entry.command == sys.executable and entry.cwd == "~/x"

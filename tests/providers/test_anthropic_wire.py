@@ -246,12 +246,16 @@ async def test_401_is_a_config_error_naming_the_key(
     assert failure.value.status == 401
 
 
+@pytest.mark.parametrize("status", [529, 200])
 async def test_overloaded_529_is_retryable(
-    wire_server: WireServer, provider_at: Callable[..., AnthropicProvider]
+    wire_server: WireServer, provider_at: Callable[..., AnthropicProvider], status: int
 ) -> None:
-    wire_server.reply(anthropic_error(529, "Overloaded", "overloaded_error"))
+    """With 200 (a compatible proxy's error body): Vis called it a malformed stream and told
+    the person to check base_url, naming OpenAI's /v1."""
+    wire_server.reply(anthropic_error(status, "Overloaded", "overloaded_error"))
     with pytest.raises(ProviderError) as failure:
         await collect(provider_at())
+    assert str(failure.value) == "anthropic request failed (HTTP 529): Overloaded"
     assert failure.value.status == 529
     assert failure.value.retryable
 

@@ -102,20 +102,6 @@ def whole_answer(body: str) -> dict[str, Any] | None:
     return {**data, "object": "chat.completion.chunk", "choices": streamed}
 
 
-def whole_error(body: str) -> tuple[str, Any] | None:
-    """The message and the error of a JSON body ``{"error": ...}`` (a server failing, yet
-    answering 200); None when ``body`` is not one."""
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return None
-    error = data.get("error") if isinstance(data, dict) else None
-    if not error:
-        return None
-    message = error.get("message") if isinstance(error, dict) else error
-    return (message if isinstance(message, str) and message else json.dumps(error)), error
-
-
 class _Calls:
     """Tool-call pieces gathered by index. Some servers repeat the name (and id) in every
     chunk, some leave ``index`` out: a repeated name is not appended, a missing index

@@ -34,7 +34,6 @@ from vis_core.providers.openai_answer import (
     AnswerReader,
     text_or_none,
     whole_answer,
-    whole_error,
 )
 from vis_core.providers.openai_form import RequestForm, fallback
 from vis_core.providers.openai_responses import response_events, usage_of, wants_responses
@@ -43,6 +42,7 @@ from vis_core.providers.sdk_provider import (
     GuardedDecoder,
     SdkProvider,
     excerpt,
+    whole_error,
 )
 from vis_core.providers.server_limits import discover_server
 from vis_core.system.programs import settle_processor

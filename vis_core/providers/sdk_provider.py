@@ -66,6 +66,20 @@ class ResponseMeter:
             raise self.error(self.seen)
 
 
+def whole_error(body: str) -> tuple[str, Any] | None:
+    """The message and the error of a JSON body ``{"error": ...}`` (a server failing, yet
+    answering 200); None when ``body`` is not one."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    error = data.get("error") if isinstance(data, dict) else None
+    if not error:
+        return None
+    message = error.get("message") if isinstance(error, dict) else error
+    return (message if isinstance(message, str) and message else json.dumps(error)), error
+
+
 class GuardedDecoder:
     """Wraps an async SDK client's SSE decoder: the response's bytes count against its
     :class:`ResponseMeter` (set on it once the stream is made), and ``seen`` hears of each event.
@@ -363,10 +377,19 @@ class SdkProvider:
         )
 
     async def check_stream(self, stream: Any) -> None:
-        """Refuse a 200 answer that is a page, not an event stream, naming what came instead."""
+        """Refuse a 200 answer that is a page, not an event stream: an error body is the
+        error an ``error`` event in the stream would be (as the SDK raises it); anything else
+        is named."""
         page = await self.page(stream)
-        if page is not None:
-            raise self.not_a_stream(*page)
+        if page is None:
+            return
+        kind, body = page
+        failure = whole_error(body) if "json" in kind else None
+        if failure is not None:
+            raise self.client._make_status_error(
+                failure[0], body=json.loads(body), response=stream.response
+            )
+        raise self.not_a_stream(kind, body)
 
     async def discover(self, model: str) -> None:
         """Ask the server about ``model`` (its input limit) before its first request; a

@@ -5,7 +5,7 @@ Behaviour switches come from the environment: ``MODE=hang`` never answers initia
 ignores stdin closing and SIGTERM, ``MODE=mute`` never answers initialize and ends when its
 stdin closes (as a well-behaved server does), ``MODE=die`` lets the ``die`` tool end the
 process mid-call. ``EXTRA_TOOL=NAME`` serves one more tool, named ``NAME``, that answers with
-its name.
+its name. ``ASK_CLIENT=1`` serves ``ask_client``, which asks the client what Vis does not offer.
 """
 
 from __future__ import annotations
@@ -145,6 +145,34 @@ def _extra_tool() -> str:
 
 if os.environ.get("EXTRA_TOOL"):
     server.add_tool(_extra_tool, name=os.environ["EXTRA_TOOL"])
+
+
+class _Answer(BaseModel):
+    ok: bool
+
+
+async def _ask_client(ctx: Context) -> str:
+    """Send a notification no client knows, then ask the client for sampling, its roots and
+    an answer of the person (elicitation): what each request got, one a line."""
+    session = ctx.request_context.session
+    await session._connection.outbound.notify("notifications/fixture/unheard", {"x": 1})
+    message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text="?"))
+    asks = {
+        "sampling": lambda: session.create_message([message], max_tokens=5),
+        "roots": session.list_roots,
+        "elicitation": lambda: ctx.elicit("Go on?", _Answer),
+    }
+    lines = []
+    for name, ask in asks.items():
+        try:
+            lines.append(f"{name}: {await ask()}")
+        except Exception as exc:
+            lines.append(f"{name}: {exc}")
+    return "\n".join(lines)
+
+
+if os.environ.get("ASK_CLIENT"):  # a server asking what Vis does not offer
+    server.add_tool(_ask_client, name="ask_client")
 
 
 @server.resource("file:///notes.txt", mime_type="text/plain", description="Some notes")

@@ -38,10 +38,19 @@ async def _wait(predicate, timeout: float = 20.0) -> None:
 async def test_stdio_progress_restarts_the_timeout_and_silence_ends_the_call(
     tmp_path: Path,
 ) -> None:
-    conn = _connection(tmp_path, stdio_entry())
+    conn = _connection(tmp_path, stdio_entry(env={"ASK_CLIENT": "1"}))
     conn.start()
     try:
         assert await conn.wait_ready(30) and conn.state is State.CONNECTED
+        # a server asking for what Vis does not offer is told no at once, and a notification
+        # Vis does not know is passed over: the call ends, the server stays connected
+        asked = await conn.call_tool("ask_client", {})
+        assert asked.content[0].text.splitlines() == [
+            "sampling: Sampling not supported",
+            "roots: List roots not supported",
+            "elicitation: Elicitation not supported",
+        ]
+        assert conn.state is State.CONNECTED
         conn.config = dataclasses.replace(conn.config, timeout=1.5)
         seen: list[tuple] = []
         result = await conn.call_tool(

@@ -20,17 +20,18 @@ from vis_core.model.conversation import (
     UsageUpdate,
 )
 from vis_core.model.usage import Usage
-from vis_core.providers.base import ModelRequest
+from vis_core.providers.base import ModelRequest, ProviderError
 from vis_core.providers.openai_provider import OpenAIProvider
 from vis_core.providers.openai_responses import (
     build_responses_params,
     reasoning_signature,
     wants_responses,
 )
+from vis_core.providers.sdk_provider import MalformedStream
 
 from .samples import collect, simple_request
 from .samples import providers as providers_of
-from .wire_servers import WireServer, WireToolCall, openai_responses_reply
+from .wire_servers import WireReply, WireServer, WireToolCall, openai_responses_reply
 
 # the provider SDKs are imported in the test process (anthropic ~2 s of CPU): on one worker
 pytestmark = pytest.mark.xdist_group("sdk-imports")
@@ -131,3 +132,23 @@ async def test_max_output_tokens_is_a_cut(
     wire_server.reply(openai_responses_reply("Half an ans", incomplete="max_output_tokens"))
     events = await collect(provider, simple_request("m"))
     assert events[-1] == ResponseDone("max_tokens")
+
+
+async def test_an_error_body_or_a_page_with_200_is_said_as_what_it_is(
+    wire_server: WireServer, provider: OpenAIProvider
+) -> None:
+    """A proxy's error body or sign-in page answering 200 was 'the response ended unfinished
+    (no response.completed event after 0 characters)'."""
+    page = "<html><body>Sign in to the proxy</body></html>"
+    wire_server.reply(
+        WireReply(body={"error": {"message": "model is loading", "code": 503}}),
+        WireReply(body=page, raw=True, headers=(("Content-Type", "text/html"),)),
+    )
+    with pytest.raises(ProviderError) as loading:
+        await collect(provider, simple_request("m"))
+    with pytest.raises(MalformedStream) as signing_in:
+        await collect(provider, simple_request("m"))
+    assert str(loading.value).endswith("answered with an error (code 503): model is loading")
+    assert loading.value.retryable
+    assert "it answered text/html instead of an event stream" in str(signing_in.value)
+    assert "Sign in to the proxy" in str(signing_in.value)

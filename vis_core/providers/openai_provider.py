@@ -307,21 +307,31 @@ class OpenAIProvider(SdkProvider):
             usage=estimated_usage(request, answered_chars),
         )
 
-    async def _whole(self, kind: str, body: str, spy: Any, request: Any) -> AsyncIterator[Any]:
+    async def _whole(self, kind: str, body: str, spy: Any, stream: Any) -> AsyncIterator[Any]:
         """A page sent instead of a stream: a whole ``chat.completion`` (the server ignored
         ``stream: true``) is read as the one chunk that would stream it; an error body is
         the error an error event in the stream would be; anything else is refused, naming
         what came."""
-        sdk, _, _ = self._sdk()
         failure = whole_error(body) if "json" in kind else None
         if failure is not None:
-            raise sdk.APIError(failure[0], request, body=failure[1])
+            raise self.error_page(*failure, stream)
         chunk = whole_answer(body) if "json" in kind else None
         if chunk is None:
             raise self.not_a_stream(kind, body)
         if isinstance(spy, GuardedDecoder):
             spy.last = body  # what an error reading it quotes
+        sdk, _, _ = self._sdk()
         yield sdk.types.chat.ChatCompletionChunk.construct(**chunk)
+
+    def error_page(self, message: str, body: dict[str, Any], stream: Any) -> Exception:
+        """The SDK's error for an error event in a Chat Completions or Responses stream."""
+        sdk, _, _ = self._sdk()
+        return sdk.APIError(message, stream.response.request, body=body["error"])
+
+    async def _ready(self, stream: Any, request: ModelRequest) -> None:
+        """A Responses stream made: capped, and refused when it is a page."""
+        self.meter(stream, request)
+        await self.check_stream(stream)
 
     async def _events(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         options = self.model_options(request.model)
@@ -332,7 +342,7 @@ class OpenAIProvider(SdkProvider):
                     request,
                     provider=self.name,
                     options=options,
-                    meter=lambda stream: self.meter(stream, request),
+                    ready=lambda stream: self._ready(stream, request),
                 ):
                     yield event
             except READ_FAULTS as exc:
@@ -348,9 +358,7 @@ class OpenAIProvider(SdkProvider):
         try:
             async with stream:
                 page = await self.page(stream, self.response_cap(request))
-                chunks = (
-                    stream if page is None else self._whole(*page, spy, stream.response.request)
-                )
+                chunks = stream if page is None else self._whole(*page, spy, stream)
                 async for chunk in chunks:
                     if chunk.usage is not None:
                         usage = usage_of(chunk.usage, "prompt_tokens", "completion_tokens")

@@ -4,7 +4,7 @@ their summaries) go back with the next request, as the models need between tool 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 from vis_core.model.conversation import (
@@ -174,18 +174,18 @@ async def response_events(
     *,
     provider: str,
     options: Mapping[str, str],
-    meter: Callable[[Any], None] | None = None,
+    ready: Callable[[Any], Awaitable[None]] | None = None,
 ) -> AsyncIterator[StreamEvent]:
-    """Stream one Responses API request as neutral events; ``meter`` puts the response cap
-    on the stream."""
+    """Stream one Responses API request as neutral events; ``ready`` sees the stream first
+    (puts the response cap on it, refuses a page sent instead)."""
     stream = await client.responses.create(**build_responses_params(request, options))
-    if meter is not None:
-        meter(stream)
     calls: list[tuple[str, str, str]] = []
     usage: Usage | None = None
     stop: str | None = None
     out_chars = 0
     async with stream:
+        if ready is not None:
+            await ready(stream)
         async for event in stream:
             kind = getattr(event, "type", "")
             if kind == "response.output_text.delta":

@@ -66,9 +66,9 @@ class ResponseMeter:
             raise self.error(self.seen)
 
 
-def whole_error(body: str) -> tuple[str, Any] | None:
-    """The message and the error of a JSON body ``{"error": ...}`` (a server failing, yet
-    answering 200); None when ``body`` is not one."""
+def whole_error(body: str) -> tuple[str, dict[str, Any]] | None:
+    """The message and the whole body of a JSON body ``{"error": ...}`` (a server failing,
+    yet answering 200); None when ``body`` is not one."""
     try:
         data = json.loads(body)
     except ValueError:
@@ -77,7 +77,7 @@ def whole_error(body: str) -> tuple[str, Any] | None:
     if not error:
         return None
     message = error.get("message") if isinstance(error, dict) else error
-    return (message if isinstance(message, str) and message else json.dumps(error)), error
+    return (message if isinstance(message, str) and message else json.dumps(error)), data
 
 
 class GuardedDecoder:
@@ -386,10 +386,13 @@ class SdkProvider:
         kind, body = page
         failure = whole_error(body) if "json" in kind else None
         if failure is not None:
-            raise self.client._make_status_error(
-                failure[0], body=json.loads(body), response=stream.response
-            )
+            raise self.error_page(*failure, stream)
         raise self.not_a_stream(kind, body)
+
+    def error_page(self, message: str, body: dict[str, Any], stream: Any) -> Exception:
+        """What the SDK raises for an ``error`` event in ``stream`` saying ``message``
+        (``body``: the event), for the same error sent as a 200 page."""
+        return self.client._make_status_error(message, body=body, response=stream.response)
 
     async def discover(self, model: str) -> None:
         """Ask the server about ``model`` (its input limit) before its first request; a

@@ -260,6 +260,21 @@ async def test_overloaded_529_is_retryable(
     assert failure.value.retryable
 
 
+async def test_a_page_with_200_names_base_url_without_openais_v1(
+    wire_server: WireServer, provider_at: Callable[..., AnthropicProvider]
+) -> None:
+    """It told the person an OpenAI-compatible server's base_url ends in /v1 (the Anthropic
+    SDK adds /v1 itself)."""
+    page = "<html><body>Sign in to the proxy</body></html>"
+    wire_server.reply(WireReply(body=page, raw=True, headers=(("Content-Type", "text/html"),)))
+    with pytest.raises(ProviderError) as failure:
+        await collect(provider_at(config_file="/tmp/vis-home/config.toml"))
+    assert str(failure.value).endswith(
+        'answered text/html instead of an event stream: "Sign in to the proxy"; check '
+        "base_url under [providers.anthropic] in /tmp/vis-home/config.toml"
+    )
+
+
 async def test_error_event_mid_stream_is_raised_not_retried(
     wire_server: WireServer, provider_at: Callable[..., AnthropicProvider]
 ) -> None:

@@ -236,6 +236,7 @@ class OpenAIProvider(SdkProvider):
     default_name = "openai"
     default_key_env = OPENAI_KEY_ENV
     default_url = "https://api.openai.com/v1"
+    base_url_note = " (an OpenAI-compatible server's ends in /v1)"
     decoder = _DoneSpy
 
     def __init__(self, **options: Any) -> None:

@@ -155,6 +155,7 @@ class SdkProvider:
     default_name = ""  # the provider's name when none is given
     default_key_env = ""  # the environment variable of its key when none is given
     default_url = ""  # the server when no base_url is set
+    base_url_note = ""  # what a right base_url looks like, where a wrong one is suspected
     decoder: type[GuardedDecoder] = GuardedDecoder  # what reads the client's stream
 
     def __init__(
@@ -373,7 +374,7 @@ class SdkProvider:
         return self.malformed(
             f"it answered {kind} instead of an event stream: {excerpt(body)}; "
             f"check base_url under [providers.{self.name}] in "
-            f"{self.config_file or 'config.toml'} (an OpenAI-compatible server's ends in /v1)"
+            f"{self.config_file or 'config.toml'}{self.base_url_note}"
         )
 
     async def check_stream(self, stream: Any) -> None:

@@ -37,6 +37,15 @@ def test_text_images_and_json_each_show_as_what_they_are() -> None:
     )
 
 
+def test_a_result_of_structured_content_alone_prints_as_its_json() -> None:
+    """A server may send structuredContent with no text block: ``print(result)`` in
+    python_execution printed an empty line, so the model read that the tool gave nothing."""
+    result = _result([], {"temperature": 21, "sky": "clear ☀"})
+    assert str(result) == '{"temperature": 21, "sky": "clear ☀"}'
+    assert str(_result([{"type": "text", "text": "21 °C"}], {"temperature": 21})) == "21 °C"
+    assert str(_result([])) == ""
+
+
 def test_text_nested_past_the_json_parser_stays_text() -> None:
     """A server's text of 100,000 '[' beside its structured content: comparing the two raised
     RecursionError out of the Activity's render."""

@@ -27,7 +27,8 @@ class McpToolError(RuntimeError):
 class McpResult:
     """A complete ``tools/call`` result: ``content`` blocks (dicts as the server sent them;
     an image carries ``attachment``, the id ``show_attachment`` takes), ``structured_content``
-    and ``is_error``. ``str()`` is the text content."""
+    and ``is_error``. ``str()`` is the text content, or the structured content as JSON when
+    no block gives text (some servers send it alone)."""
 
     server: str
     tool: str
@@ -37,7 +38,10 @@ class McpResult:
 
     @property
     def text(self) -> str:
-        return content_text(self.content)
+        text = content_text(self.content)
+        if text or self.structured_content is None:
+            return text
+        return json.dumps(self.structured_content, ensure_ascii=False, default=str)
 
     def __str__(self) -> str:
         return self.text
@@ -170,8 +174,6 @@ def direct_text(result: McpResult, output_dir: Path, show: Callable[[str], None]
     text saved to a file the result names); images are shown (``show`` an attachment id);
     ``is_error`` raises."""
     text = result.text
-    if not text and result.structured_content is not None:
-        text = json.dumps(result.structured_content, ensure_ascii=False)
     if result.is_error:
         raise McpToolError(text or f"{result.tool} reported an error")
     for block in result.content:

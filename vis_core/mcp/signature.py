@@ -84,7 +84,7 @@ def tool_doc(description: str, schema: dict[str, Any], server: str, tool: str) -
     lines.append("")
     lines.append(
         f"MCP tool {tool!r} of server {server!r}; returns an McpResult record "
-        "(content, structured_content, is_error; str() is its text)."
+        "(content, structured_content, is_error; str() is its text, else its JSON)."
     )
     lines.append("Input schema: " + json.dumps(schema, ensure_ascii=False)[:2000])
     return "\n".join(lines)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from vis_core.mcp.client import ToolInfo
-from vis_core.mcp.results import McpResult, save_bytes
+from vis_core.mcp.results import McpResult, direct_text, save_bytes
 from vis_core.mcp.tools import mcp_host_tool, shown
 from vis_core.model.activity import ActivityCode, ActivityImage, ActivityText
 
@@ -67,6 +67,27 @@ def test_a_resource_saved_under_any_name_a_server_gives(tmp_path: Path) -> None:
     assert names == sorted(
         ["é" * 60, "ab.bin", "linebreak.txt", "resource.bin", "up.bin", "resource.bin"]
     )
+
+
+def test_a_direct_calls_embedded_bytes_are_saved_and_named(tmp_path: Path) -> None:
+    """A direct call's result with an embedded binary resource told the model only
+    '[resource file:///report.pdf (application/pdf)]': the bytes were nowhere it could read."""
+    blob = {"uri": "file:///report.pdf", "mimeType": "application/pdf", "blob": "JVBERg=="}
+    result = _result(
+        [
+            {"type": "text", "text": "Here it is."},
+            {"type": "resource", "resource": blob},
+            {"type": "resource", "resource": {**blob, "blob": "not base64!"}},
+        ]
+    )
+    text = direct_text(result, tmp_path / "mcp", lambda _: None)
+    [saved] = (tmp_path / "mcp").iterdir()
+    assert saved.read_bytes() == b"%PDF" and saved.name.endswith("-report.pdf")
+    assert text.splitlines() == [
+        "Here it is.",
+        f"[resource file:///report.pdf (application/pdf) saved to {saved}]",
+        "[resource file:///report.pdf (application/pdf)]",
+    ]
 
 
 def test_a_call_of_pretty_printed_json_text_says_it_on_one_line() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import json
 import logging
 import os
@@ -75,7 +76,10 @@ def content_text(blocks: Any) -> str:
             if "text" in resource:
                 parts.append(str(resource["text"]))
             else:
-                parts.append(f"[resource {resource.get('uri')} ({resource.get('mimeType')})]")
+                saved = f" saved to {resource['path']}" if "path" in resource else ""
+                parts.append(
+                    f"[resource {resource.get('uri')} ({resource.get('mimeType')}){saved}]"
+                )
     return "\n".join(parts)
 
 
@@ -124,8 +128,6 @@ def decode(data: str) -> bytes | None:
 
 def attach_image(data: bytes, filename: str, media_type: str) -> str | None:
     """Store an image as an attachment of the running block; its id, or None."""
-    import dataclasses
-
     from vis_core.extension.attachments import attach
     from vis_core.extension.context import calling, current_call
 
@@ -169,11 +171,26 @@ def record_of(server: str, tool: str, result: Any) -> McpResult:
     )
 
 
+def _saved_blob(block: dict[str, Any], output_dir: Path) -> dict[str, Any]:
+    """An embedded resource's bytes saved to a file, the block naming its ``path``; any
+    other block as it is."""
+    resource = block.get("resource") if block.get("type") == "resource" else None
+    if not isinstance(resource, dict) or "blob" not in resource:
+        return block
+    data = decode(str(resource["blob"]))
+    if data is None:  # not base64: said as a resource without its bytes
+        return block
+    path = save_bytes(output_dir, str(resource.get("uri") or ""), data)
+    kept = {k: v for k, v in resource.items() if k != "blob"}
+    return {**block, "resource": {**kept, "path": str(path)}}
+
+
 def direct_text(result: McpResult, output_dir: Path, show: Callable[[str], None]) -> str:
     """What a direct call returns to the model: the text (middle cut past 20 KB, the full
-    text saved to a file the result names); images are shown (``show`` an attachment id);
-    ``is_error`` raises."""
-    text = result.text
+    text saved to a file the result names); images are shown (``show`` an attachment id),
+    embedded resources' bytes saved to files it names; ``is_error`` raises."""
+    blocks = tuple(_saved_blob(block, output_dir) for block in result.content)
+    text = dataclasses.replace(result, content=blocks).text
     if result.is_error:
         raise McpToolError(text or f"{result.tool} reported an error")
     for block in result.content:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 
@@ -12,6 +11,7 @@ from vis_core.model.conversation import (
     Message,
     ResponseDone,
     TextDelta,
+    ThinkingDelta,
     ToolCall,
     ToolCallReady,
     ToolCallStarted,
@@ -35,6 +35,7 @@ from .wire_servers import (
     WireServer,
     WireToolCall,
     anthropic_error,
+    anthropic_frames,
     anthropic_reply,
 )
 
@@ -106,20 +107,37 @@ async def test_tool_use_input_is_accumulated(
     assert events[-1] == ResponseDone("tool_use")
 
 
-async def test_a_tool_input_given_whole_at_the_blocks_start_is_the_input(
+async def test_a_blocks_content_given_whole_at_its_start_is_kept(
     wire_server: WireServer, provider_at: Callable[..., AnthropicProvider]
 ) -> None:
-    """A compatible server may give a call's whole input in its content_block_start and
-    stream no delta (the SDK reads the block so): Vis ran the call with no arguments."""
+    """A compatible server may give a block's thinking, text or tool input whole in its
+    content_block_start and stream no delta (the SDK reads the block so): Vis dropped the
+    thinking and the text, and ran the call with no arguments."""
     arguments = {"code": "print('é')"}
-    frames = anthropic_reply(tool_calls=[WireToolCall("toolu_1", "python_execution")]).frames
-    frames = tuple(
-        f.replace('"input": {}', f'"input": {json.dumps(arguments)}')
-        for f in frames
-        if "input_json_delta" not in f
+    [start, *_, delta, stop] = anthropic_reply().frames
+    blocks = [
+        {"type": "thinking", "thinking": "Plan it.", "signature": "sig-whole"},
+        {"type": "text", "text": "Running it."},
+        {"type": "tool_use", "id": "toolu_1", "name": "python_execution", "input": arguments},
+    ]
+    frames = anthropic_frames(
+        event
+        for index, block in enumerate(blocks)
+        for event in (
+            {"type": "content_block_start", "index": index, "content_block": block},
+            {"type": "content_block_stop", "index": index},
+        )
     )
-    wire_server.reply(WireReply(frames=frames))
+    wire_server.reply(
+        WireReply(frames=(start, *frames, delta.replace("end_turn", "tool_use"), stop))
+    )
     events = await collect(provider_at())
+    assert events[:4] == [
+        ThinkingDelta("Plan it."),
+        ThinkingDelta(signature="sig-whole"),
+        TextDelta("Running it."),
+        ToolCallStarted("python_execution"),
+    ]
     assert [e.call for e in events if isinstance(e, ToolCallReady)] == [
         ToolCall("toolu_1", "python_execution", arguments)
     ]

@@ -201,8 +201,9 @@ class AnthropicProvider(SdkProvider):
 
     Tool calls are handed out when the message ends, so a call cut by ``max_tokens`` is
     known as cut; a stream that closes without ``message_stop`` is an error, unless it
-    closed after the stop reason (the answer is whole). A call's input is what its deltas
-    stream, else the input its block started with (as the SDK reads a block).
+    closed after the stop reason (the answer is whole). A block's start may hold its text,
+    thinking (signed) or input whole, as a compatible server may send them: they count as
+    the SDK counts them (a call's input streamed in deltas replaces the one it started with).
     """
 
     decoder = _StopSpy
@@ -254,6 +255,13 @@ class AnthropicProvider(SdkProvider):
                             yield ToolCallStarted(block.name)
                         elif block.type == "redacted_thinking":
                             yield ThinkingDelta(redacted=block.data)
+                        elif block.type == "text" and block.text:
+                            out_chars += len(block.text)
+                            yield TextDelta(block.text)
+                        elif block.type == "thinking" and block.thinking:
+                            yield ThinkingDelta(block.thinking)
+                            if block.signature:
+                                yield ThinkingDelta(signature=block.signature)
                     elif kind == "content_block_delta":
                         delta = event.delta
                         if delta.type == "text_delta" and delta.text:

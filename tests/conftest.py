@@ -13,6 +13,7 @@ tuned.
 
 from __future__ import annotations
 
+import asyncio
 import compileall
 import contextlib
 import fnmatch
@@ -20,6 +21,8 @@ import gc
 import json
 import os
 import shutil
+import signal
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -35,6 +38,25 @@ _warm_sockets = pytest.StashKey[dict[str, str]]()
 WORKERS_PER_CORE = 2  # a third of a worker's time is spent waiting on its processes
 PYTHON_THRESHOLDS = gc.get_threshold()  # Python's own, as a person's Vis runs with them
 TEST_THRESHOLDS = (10000, 10, 10)  # a full collection every ~1 million allocations, not 70,000
+
+
+@pytest.hookimpl(optionalhook=True, hookwrapper=True)  # pytest-timeout's hook
+def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> Iterator[None]:
+    """Before pytest-timeout fails a test that hangs (its SIGALRM), the tasks of the event loop
+    the test runs are printed with their stacks: a hang in a loop shows only ``select`` in
+    the threads' stacks, and the task names the await it sits in."""
+    yield
+    fail = signal.getsignal(signal.SIGALRM)
+    if not callable(fail):
+        return
+
+    def tell_tasks(signum: int, frame: Any) -> None:
+        loop = asyncio._get_running_loop()  # the test's, when the alarm lands in its select
+        for task in asyncio.all_tasks(loop) if loop is not None else ():
+            task.print_stack(file=sys.stderr)
+        fail(signum, frame)
+
+    signal.signal(signal.SIGALRM, tell_tasks)
 
 
 @pytest.hookimpl(optionalhook=True)  # xdist's hook: `-p no:xdist` runs without it

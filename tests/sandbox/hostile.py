@@ -34,6 +34,7 @@ def git(root: Path, *args: str) -> str:
 
 
 def make_repo(root: Path) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
     git(root, "init", "-q", "-b", "main")
     git(root, "config", "user.name", "Ada")
     git(root, "config", "user.email", "ada@example.com")

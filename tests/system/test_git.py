@@ -5,29 +5,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from sandbox.hostile import git, make_repo  # the person's own git, and a repository
 
 from vis_core.system.git import NEUTRAL_CONFIG, GitFailed, git_argv, run_git
-
-
-def git(cwd: Path, *args: str) -> str:
-    """The person's own git (none of Vis's switches)."""
-    done = subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True)
-    return done.stdout
-
-
-def make_repo(root: Path) -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "config", "user.name", "Ada")
-    git(root, "config", "user.email", "ada@example.com")
-    (root / "notes.txt").write_text("one\ntwo\nthree\n")
-    git(root, "add", ".")
-    git(root, "commit", "-q", "-m", "first")
-    return root
 
 
 def _split(argv: list[str], command: str) -> tuple[list[str], list[str]]:

@@ -21,7 +21,13 @@ from vis_core.extension.place import require_trusted, require_trusted_fs
 from vis_core.extension.roots import project_root, workspace_root
 from vis_core.paths import VisPaths
 from vis_core.system.loops import on_loop
-from vis_core.system.shell import ShellHandle, ShellManager, ShellStatus, start_handle
+from vis_core.system.shell import (
+    ShellHandle,
+    ShellManager,
+    ShellStatus,
+    start_handle,
+    time_limit,
+)
 
 if TYPE_CHECKING:
     from vis_core.system.git_control import GitLooks
@@ -302,11 +308,7 @@ def _spec(spec: dict[str, Any] | str, allowed: frozenset[str], what: str) -> dic
         isinstance(k, str) and isinstance(v, str) for k, v in env.items()
     ):
         raise ValueError(f"{what}: 'env' must map names to text values")
-    timeout = spec.get("timeout")
-    if timeout is not None and (  # "not > 0": NaN compares false with every bound
-        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
-    ):
-        raise ValueError(f"{what}: 'timeout' must be a positive number of seconds")
+    timeout = time_limit(spec.get("timeout"), f"{what}: 'timeout'")
     cwd_value = spec.get("cwd")
     cwd = project_root() if not cwd_value else Path(cwd_value).expanduser()
     if not cwd.is_absolute():

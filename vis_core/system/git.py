@@ -74,6 +74,7 @@ _DRIVER_KEY = re.compile(
     re.IGNORECASE,
 )
 _DRIVER_VALUE = {"clean": "cat", "smudge": "cat", "textconv": "cat"}
+_NEUTRAL_ARGS = tuple(part for pair in NEUTRAL_CONFIG for part in ("-c", pair))
 # Environment names that make git run a program or read other config; never passed on.
 _DROPPED_ENV = re.compile(
     r"^(GIT_(EXTERNAL_DIFF|SSH|SSH_COMMAND|ASKPASS|PROXY_COMMAND|EDITOR|SEQUENCE_EDITOR|"
@@ -246,10 +247,9 @@ def _plain_git(
     cwd: Path, args: Sequence[str], take: Callable[[bytes], None] | None = None
 ) -> subprocess.CompletedProcess[bytes]:
     """``git args`` that starts no driver, with the programs git may start switched off."""
-    neutral = [part for pair in NEUTRAL_CONFIG for part in ("-c", pair)]
     try:
         return run_watched(
-            [git_program(cwd), "--no-pager", *neutral, *args],
+            [git_program(cwd), "--no-pager", *_NEUTRAL_ARGS, *args],
             cwd=cwd,
             timeout=TIMEOUT_SECONDS,
             env=git_environment(),
@@ -356,9 +356,7 @@ def git_argv(
     (``git_looks``: its looks for git files, see :func:`~vis_core.system.jail.jail_argv`).
     ``nested``: on the host, the drivers of the repositories inside are switched off too
     (:func:`nested_overrides`), for a command Vis does not choose (``vis.git``)."""
-    argv = [git_program(cwd), "--no-pager"]
-    for pair in NEUTRAL_CONFIG:
-        argv += ["-c", pair]
+    argv = [git_program(cwd), "--no-pager", *_NEUTRAL_ARGS]
     at, place = _parsed(args)
     command = args[at] if at < len(args) else ""
     if not _starts_no_driver(command, args[at + 1 :]):
